@@ -1,0 +1,70 @@
+"""The engine's typed seam: requests in, drafts and completions with cost figures out."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+Language = Literal["python", "brace"]
+FinishReason = Literal["stop", "eos", "length", "unfinished"]
+
+
+@dataclass(frozen=True)
+class Request:
+    """What the model answers: the code before the insertion point, and optionally after it."""
+
+    text: str
+    suffix: str = ""
+    language: Language = "python"
+
+
+@dataclass
+class Cost:
+    """Work one engine call did: forwards, wall time and what happened to the draft."""
+
+    forwards: int = 0
+    wall_ms: float = 0.0
+    draft_tokens: int = 0  # draft tokens offered to the verify pass
+    accepted_tokens: int = 0  # leading draft tokens the acceptance rule kept
+    generated_tokens: int = 0  # tokens written after the accepted prefix
+    lookahead_tokens: int = 0  # generated tokens that came from the stale-draft lookahead
+    acceptance: str = "exact"
+
+    def add(self, other: Cost) -> None:
+        """Accumulate another call's cost into this one."""
+        self.forwards += other.forwards
+        self.wall_ms += other.wall_ms
+        self.draft_tokens += other.draft_tokens
+        self.accepted_tokens += other.accepted_tokens
+        self.generated_tokens += other.generated_tokens
+        self.lookahead_tokens += other.lookahead_tokens
+
+
+@dataclass
+class Completion:
+    """An answer: its text, its tokens, why it ended and what producing it cost."""
+
+    text: str
+    token_ids: list[int]
+    finish_reason: FinishReason
+    cost: Cost
+    version: int = 0
+    prompt_tokens: int = 0
+
+    @property
+    def finished(self) -> bool:
+        """True when the answer reached a stop (not cut short by cancellation)."""
+        return self.finish_reason != "unfinished"
+
+
+@dataclass
+class ForwardCounter:
+    """Model forwards by phase: drafting while typing, residual after trigger, baseline."""
+
+    by_phase: dict[str, int] = field(default_factory=dict)
+    tokens_by_phase: dict[str, int] = field(default_factory=dict)
+
+    def record(self, phase: str, tokens: int) -> None:
+        """Count one forward over `tokens` positions in `phase`."""
+        self.by_phase[phase] = self.by_phase.get(phase, 0) + 1
+        self.tokens_by_phase[phase] = self.tokens_by_phase.get(phase, 0) + tokens

@@ -1,0 +1,69 @@
+"""Engine-side command-line commands: `models` and `engine-demo`."""
+
+from __future__ import annotations
+
+import argparse
+
+from inference import packs
+from inference.packs import DEFAULT_MODEL
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    """Add the engine's subcommands to the `prewrite` parser."""
+    models = commands.add_parser("models", help="list or install model packs")
+    actions = models.add_subparsers(dest="models_command", required=True)
+    actions.add_parser("list", help="list the model packs and whether they are installed")
+    install = actions.add_parser("install", help="install a model pack into the cache")
+    install.add_argument("name", choices=sorted(packs.PACKS))
+    install.add_argument("--quiet", action="store_true")
+    models.set_defaults(handler=_models)
+
+    demo = commands.add_parser(
+        "engine-demo", help="replay a docstring typed sentence by sentence against the engine"
+    )
+    add_engine_arguments(demo)
+    demo.set_defaults(handler=_engine_demo)
+
+
+def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
+    """The engine options shared by every command that runs a model."""
+    parser.add_argument("--model", default=DEFAULT_MODEL, help="pack name, folder or hub id")
+    parser.add_argument("--acceptance", choices=["exact", "threshold", "sample"], default="exact")
+    parser.add_argument("--dtype", default="auto")
+    parser.add_argument("--device", default="auto")
+    parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--max-tokens", type=int, default=256)
+    parser.add_argument("--prompt-format", default="auto", choices=["auto", "raw", "fim", "chat"])
+    parser.add_argument("--lookahead", type=int, default=8, help="stale-draft tokens per forward")
+
+
+def engine_config_from(args: argparse.Namespace) -> dict:
+    """Plain engine settings from parsed engine arguments (validated by the engine)."""
+    return {
+        "model": args.model,
+        "acceptance": args.acceptance,
+        "dtype": args.dtype,
+        "device": args.device,
+        "threads": args.threads,
+        "max_tokens": args.max_tokens,
+        "prompt_format": args.prompt_format,
+        "lookahead": args.lookahead,
+    }
+
+
+def _models(args: argparse.Namespace) -> int:
+    if args.models_command == "list":
+        for pack, installed in packs.list_packs():
+            state = "installed" if installed else "not installed"
+            print(f"{pack.name:20} {pack.params:>7} {pack.download_mib:>5} MiB  {state:13}  {pack.description}")
+        return 0
+    path = packs.install(args.name, quiet=args.quiet)
+    print(f"{args.name}: {path}")
+    return 0
+
+
+def _engine_demo(args: argparse.Namespace) -> int:
+    from inference.demo import run_engine_demo
+
+    run_engine_demo(engine_config_from(args))
+    return 0

@@ -1,0 +1,50 @@
+"""Engine settings: one pydantic schema with defaults, validated once where it enters."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from inference.errors import ConfigError
+from inference.packs import DEFAULT_MODEL
+
+Acceptance = Literal["exact", "threshold", "sample"]
+PromptFormat = Literal["auto", "raw", "fim", "chat"]
+
+# The seed does not publish its tau; 0.3 keeps a token the model still finds plausible while
+# rejecting tokens it has clearly moved away from (see docs/engine.md).
+DEFAULT_THRESHOLD = 0.3
+
+
+class EngineConfig(BaseModel):
+    """Everything that decides how the engine loads its model and decodes."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    model: str = DEFAULT_MODEL
+    device: Literal["auto", "cpu", "cuda"] = "auto"
+    dtype: Literal["auto", "float32", "bfloat16", "float16", "float64"] = "auto"
+    threads: int | None = Field(default=None, ge=1, le=512)
+    trust_remote_code: bool = False
+    acceptance: Acceptance = "exact"
+    threshold: float = Field(default=DEFAULT_THRESHOLD, gt=0.0, le=1.0)
+    temperature: float = Field(default=0.8, gt=0.0, le=5.0)
+    seed: int = 0
+    max_tokens: int = Field(default=256, ge=1, le=8192)
+    stop_strings: tuple[str, ...] = ()
+    prompt_format: PromptFormat = "auto"
+    system_prompt: str | None = None
+    lookahead: int = Field(default=8, ge=0, le=64)
+
+
+def validate_engine_config(values: dict) -> EngineConfig:
+    """Build an EngineConfig from plain values, turning validation errors into ConfigError."""
+    try:
+        return EngineConfig(**values)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or 'config'}: {err['msg']}"
+            for err in exc.errors()
+        )
+        raise ConfigError(f"invalid engine settings: {problems}") from exc

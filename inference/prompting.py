@@ -1,0 +1,181 @@
+"""Prompt formats: raw continuation, fill-in-the-middle, and the model's chat template."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from transformers import PreTrainedTokenizerBase
+
+from inference.api import Request
+from inference.errors import ConfigError, EmptyRequestError
+from inference.stopping import BodyEnd
+
+FIM_TOKENS = ("<|fim_prefix|>", "<|fim_suffix|>", "<|fim_middle|>")
+FIM_STOPS = ("<|fim_pad|>", "<|endoftext|>", "<|file_sep|>", "<|repo_name|>")
+CHAT_INSTRUCTION = (
+    "Complete the function below. Reply with the complete function in one code block."
+)
+CODE_FENCE = "```"
+_FUNCTION_LINE = {
+    "python": re.compile(r"^([ \t]*)(?:async[ \t]+)?def[ \t]+\w+"),
+    "brace": re.compile(
+        r"^([ \t]*)(?:export\s+)?(?:async\s+)?(?:function\b|[\w<>\[\]*&:,\s]+\([^;]*\)\s*\{?\s*$)"
+    ),
+}
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """A request rendered for the model: its tokens and where the answer ends."""
+
+    ids: list[int]
+    answer_start: str  # the text the answer continues (for the body-end scanner)
+    body_end: BodyEnd
+    extra_eos: frozenset[int]
+    request: Request
+    whole_function: bool = False  # the answer restates the function (chat): keep its body only
+
+
+def has_fim(tokenizer: PreTrainedTokenizerBase) -> bool:
+    """True when the tokenizer knows the fill-in-the-middle tokens."""
+    vocab = tokenizer.get_vocab()
+    return all(token in vocab for token in FIM_TOKENS)
+
+
+def function_indent(text: str, language: str) -> int | None:
+    """Indentation of the last function header in `text`, or None if there is none."""
+    pattern = _FUNCTION_LINE[language]
+    for line in reversed(text.splitlines()):
+        match = pattern.match(line)
+        if match:
+            return len(match.group(1).expandtabs(4))
+    return None
+
+
+class PromptBuilder:
+    """Renders requests into token ids for one tokenizer in one format."""
+
+    def __init__(
+        self,
+        tokenizer: PreTrainedTokenizerBase,
+        prompt_format: str,
+        stop_strings: tuple[str, ...] = (),
+        system_prompt: str | None = None,
+    ):
+        self.tokenizer = tokenizer
+        self.fim = has_fim(tokenizer)
+        if prompt_format == "fim" and not self.fim:
+            raise ConfigError("prompt format 'fim' needs a model with fill-in-the-middle tokens")
+        if prompt_format == "chat" and not getattr(tokenizer, "chat_template", None):
+            raise ConfigError("prompt format 'chat' needs a model with a chat template")
+        self.prompt_format = prompt_format
+        self.stop_strings = stop_strings
+        self.system_prompt = system_prompt
+
+    def format_for(self, request: Request) -> str:
+        """The concrete format used for `request` ('auto' resolved)."""
+        if self.prompt_format != "auto":
+            return self.prompt_format
+        return "fim" if self.fim and request.suffix.strip() else "raw"
+
+    def build(self, request: Request) -> Prompt:
+        """Token ids and stop settings for `request`."""
+        if not request.text.strip():
+            raise EmptyRequestError("the request is empty: there is no code or spec to answer")
+        fmt = self.format_for(request)
+        stops = self.stop_strings
+        extra: frozenset[int] = frozenset()
+        if fmt == "fim":
+            text = f"{FIM_TOKENS[0]}{request.text}{FIM_TOKENS[1]}{request.suffix}{FIM_TOKENS[2]}"
+            extra = self._token_ids(FIM_STOPS)
+        elif fmt == "chat":
+            text = self._chat_text(request)
+            stops = (*stops, CODE_FENCE)
+        else:
+            text = request.text
+        ids = self.tokenizer(text, add_special_tokens=fmt != "chat")["input_ids"]
+        chat = fmt == "chat"
+        body_end = BodyEnd(
+            language=request.language,
+            def_indent=None if chat else function_indent(request.text, request.language),
+            stop_strings=stops,
+        )
+        return Prompt(
+            ids=list(ids),
+            answer_start="" if chat else request.text,
+            body_end=body_end,
+            extra_eos=extra,
+            request=request,
+            whole_function=chat,
+        )
+
+    def _chat_text(self, request: Request) -> str:
+        """Chat template with the assistant's reply already opened on the code so far."""
+        code = request.text + (f"\n# ... code after the cursor ...\n{request.suffix}" if request.suffix.strip() else "")
+        messages = []
+        if self.system_prompt:
+            messages.append({"role": "system", "content": self.system_prompt})
+        fence = "python" if request.language == "python" else ""
+        messages.append(
+            {"role": "user", "content": f"{CHAT_INSTRUCTION}\n{CODE_FENCE}{fence}\n{code}\n{CODE_FENCE}"}
+        )
+        rendered = self.tokenizer.apply_chat_template(
+            messages, tokenize=False, add_generation_prompt=True
+        )
+        return f"{rendered}{CODE_FENCE}{fence}\n"
+
+    def _token_ids(self, tokens: tuple[str, ...]) -> frozenset[int]:
+        vocab = self.tokenizer.get_vocab()
+        return frozenset(vocab[t] for t in tokens if t in vocab)
+
+
+def extract_body(answer: str, request: Request) -> str:
+    """The body of the request's function inside an answer that restates the whole function.
+
+    Chat answers write the function from its header; the editor needs only what follows the
+    header and its docstring. An answer that does not restate the header is returned as is.
+    """
+    header = _last_header(request.text, request.language)
+    lines = answer.splitlines(keepends=True)
+    start = next((i for i, line in enumerate(lines) if header and line.strip().startswith(header)), None)
+    if start is None:
+        return answer
+    indent = len(lines[start]) - len(lines[start].lstrip())
+    rest = _skip_docstring(lines[start + 1 :])
+    body = []
+    for line in rest:
+        if line.strip() and len(line) - len(line.lstrip()) <= indent:
+            break
+        body.append(line)
+    return "".join(body).rstrip() + "\n" if body else ""
+
+
+def _last_header(text: str, language: str) -> str | None:
+    """`def name(` (or the brace language's header) of the last function in `text`."""
+    pattern = _FUNCTION_LINE[language]
+    for line in reversed(text.splitlines()):
+        if pattern.match(line):
+            stripped = line.strip()
+            return stripped.split("(", 1)[0] + "(" if "(" in stripped else stripped
+    return None
+
+
+def _skip_docstring(lines: list[str]) -> list[str]:
+    """Drop a leading docstring (and blank lines before it) from body lines."""
+    i = 0
+    while i < len(lines) and not lines[i].strip():
+        i += 1
+    if i == len(lines):
+        return lines
+    first = lines[i].strip()
+    quote = next((q for q in ('"""', "'''") if first.lstrip("rbuRBU").startswith(q)), None)
+    if quote is None:
+        return lines
+    opened = first.lstrip("rbuRBU")[3:]
+    if quote in opened:
+        return lines[i + 1 :]
+    for j in range(i + 1, len(lines)):
+        if quote in lines[j]:
+            return lines[j + 1 :]
+    return []

@@ -1,0 +1,36 @@
+"""The `prewrite` command: dispatches to the engine's and the server's subcommands."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from inference import cli as engine_cli
+from inference.errors import PrewriteError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full `prewrite` argument parser."""
+    parser = argparse.ArgumentParser(prog="prewrite", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    engine_cli.register(commands)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the `prewrite` console script."""
+    os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.handler(args) or 0)
+    except PrewriteError as exc:
+        print(f"prewrite: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("prewrite: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
