@@ -55,7 +55,8 @@ def _models(args: argparse.Namespace) -> int:
     if args.models_command == "list":
         for pack, installed in packs.list_packs():
             state = "installed" if installed else "not installed"
-            print(f"{pack.name:20} {pack.params:>7} {pack.download_mib:>5} MiB  {state:13}  {pack.description}")
+            size = f"{pack.params:>7} {pack.download_mib:>5} MiB"
+            print(f"{pack.name:20} {size}  {state:13}  {pack.description}")
         return 0
     path = packs.install(args.name, quiet=args.quiet)
     print(f"{args.name}: {path}")

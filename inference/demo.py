@@ -54,5 +54,6 @@ def run_engine_demo(settings: dict) -> None:
     print(f"streaming: {final.cost.forwards} forwards, {final.cost.wall_ms:.0f} ms")
     print(f"plain:     {warm.cost.forwards} forwards, {warm.cost.wall_ms:.0f} ms")
     ratio = warm.cost.wall_ms / max(final.cost.wall_ms, 1e-6)
-    print(f"speedup:   {warm.cost.forwards / max(final.cost.forwards, 1):.1f}x forwards, {ratio:.1f}x wall")
+    forwards = warm.cost.forwards / max(final.cost.forwards, 1)
+    print(f"speedup:   {forwards:.1f}x forwards, {ratio:.1f}x wall")
     print(f"identical to plain greedy decoding: {final.token_ids == warm.token_ids}")

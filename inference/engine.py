@@ -1,4 +1,4 @@
-"""The streaming engine: one model, many sessions, each keeping a draft current as its spec grows."""
+"""The streaming engine: one model, many sessions, each keeping its draft current as specs grow."""
 
 from __future__ import annotations
 
@@ -205,8 +205,8 @@ class Engine:
         return frozenset(ids)
 
     def _decode_one(self, token: int) -> str:
-        return self.loaded.tokenizer.decode([token])
+        return str(self.loaded.tokenizer.decode([token]))
 
     def _decode(self, tokens: Sequence[int]) -> str:
-        return self.loaded.tokenizer.decode(list(tokens), skip_special_tokens=True)
+        return str(self.loaded.tokenizer.decode(list(tokens), skip_special_tokens=True))
 

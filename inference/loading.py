@@ -80,6 +80,5 @@ def load_model(
         )
     except (OSError, ValueError, KeyError) as exc:
         raise ModelFolderError(f"could not load model {name!r} from {source}: {exc}") from exc
-    model.to(device)
-    model.eval()
+    model = model.to(device).eval()  # type: ignore[arg-type]
     return LoadedModel(name=name, model=model, tokenizer=tokenizer, device=device, dtype=dtype)

@@ -38,10 +38,11 @@ class StaleDraft:
             tail = list(answer[-n:])
             best = None
             for i in range(len(self.tokens) - n + 1):
-                if self.tokens[i : i + n] == tail and i + n < len(self.tokens):
-                    # prefer the occurrence nearest to where we expected to be
-                    if best is None or abs(i + n - self.cursor) < abs(best - self.cursor):
-                        best = i + n
+                if self.tokens[i : i + n] != tail or i + n >= len(self.tokens):
+                    continue
+                # prefer the occurrence nearest to where we expected to be
+                if best is None or abs(i + n - self.cursor) < abs(best - self.cursor):
+                    best = i + n
             if best is not None:
                 return best
         return self.cursor if self.cursor < len(self.tokens) else None

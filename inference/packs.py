@@ -294,7 +294,7 @@ def _convert(gguf: Path, out: Path, dtype: str, quiet: bool) -> None:
     except (OSError, ValueError, RuntimeError) as exc:
         raise PackInstallError(f"could not read {gguf.name}: {exc}") from exc
     # A model read from GGUF refuses save_pretrained until its quantizer is detached.
-    model.hf_quantizer = None
+    model.hf_quantizer = None  # type: ignore[assignment]
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
     model.save_pretrained(out)

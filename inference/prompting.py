@@ -112,14 +112,15 @@ class PromptBuilder:
 
     def _chat_text(self, request: Request) -> str:
         """Chat template with the assistant's reply already opened on the code so far."""
-        code = request.text + (f"\n# ... code after the cursor ...\n{request.suffix}" if request.suffix.strip() else "")
+        code = request.text
+        if request.suffix.strip():
+            code += f"\n# ... code after the cursor ...\n{request.suffix}"
         messages = []
         if self.system_prompt:
             messages.append({"role": "system", "content": self.system_prompt})
         fence = "python" if request.language == "python" else ""
-        messages.append(
-            {"role": "user", "content": f"{CHAT_INSTRUCTION}\n{CODE_FENCE}{fence}\n{code}\n{CODE_FENCE}"}
-        )
+        question = f"{CHAT_INSTRUCTION}\n{CODE_FENCE}{fence}\n{code}\n{CODE_FENCE}"
+        messages.append({"role": "user", "content": question})
         rendered = self.tokenizer.apply_chat_template(
             messages, tokenize=False, add_generation_prompt=True
         )
@@ -138,9 +139,10 @@ def extract_body(answer: str, request: Request) -> str:
     """
     header = _last_header(request.text, request.language)
     lines = answer.splitlines(keepends=True)
-    start = next((i for i, line in enumerate(lines) if header and line.strip().startswith(header)), None)
-    if start is None:
+    starts = [i for i, line in enumerate(lines) if header and line.strip().startswith(header)]
+    if not starts:
         return answer
+    start = starts[0]
     indent = len(lines[start]) - len(lines[start].lstrip())
     rest = _skip_docstring(lines[start + 1 :])
     body = []

@@ -7,7 +7,7 @@ and streaming apply it at the same points and stop at the same token.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from inference.api import FinishReason, Language
 
@@ -58,7 +58,8 @@ class BodyEnd:
                 cut = self._line_start_cut(ch, indent, chars)
                 if cut is not None:
                     return state, cut
-        return replace(state, chars=chars, indent=indent, line_has_content=has_content, tail=tail), None
+        new_state = ScanState(chars=chars, indent=indent, line_has_content=has_content, tail=tail)
+        return new_state, None
 
     def _line_start_cut(self, ch: str, indent: int, chars: int) -> int | None:
         """Cut offset when a line starting with `ch` at `indent` ends the body, else None."""
@@ -119,4 +120,5 @@ class StopRule:
         _, cut = self.body_end.scan(self.start, text)
         if cut is None:
             return text, False
-        return text[:cut].rstrip(" \t\n") + ("\n" if self.body_end.language == "python" else ""), True
+        ending = "\n" if self.body_end.language == "python" else ""
+        return text[:cut].rstrip(" \t\n") + ending, True

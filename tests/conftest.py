@@ -1,0 +1,33 @@
+"""Shared fixtures: tiny random-weight models built from a config, and the real test model."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+from tests.tiny_models import build_tiny_model  # noqa: E402
+
+TEST_MODEL = "smollm2-135m"
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A saved tiny Llama with random weights and a small byte-level BPE tokenizer."""
+    return build_tiny_model(tmp_path_factory.mktemp("tiny-llama"), seed=0)
+
+
+@pytest.fixture(scope="session")
+def real_model_name() -> str:
+    """The installed real test model, or skip when running without it (make test installs it)."""
+    from inference import packs
+
+    if not packs.is_installed(TEST_MODEL):
+        if os.environ.get("CI"):
+            pytest.fail(f"{TEST_MODEL} must be installed in CI (make models-test)")
+        pytest.skip(f"{TEST_MODEL} is not installed; run `prewrite models install {TEST_MODEL}`")
+    return TEST_MODEL

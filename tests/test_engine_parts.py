@@ -1,0 +1,153 @@
+"""The engine's parts on their own: KV reuse, acceptance rules, stop rules, lookahead."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from inference.acceptance import ExactRule, SampleRule, ThresholdRule
+from inference.config import EngineConfig
+from inference.engine import Engine
+from inference.kvcache import KVState
+from inference.lookahead import StaleDraft
+from inference.stopping import BodyEnd
+
+
+@pytest.fixture(scope="module")
+def loaded(tiny_model_dir):
+    engine = Engine.load(EngineConfig(model=str(tiny_model_dir), dtype="float32"))
+    return engine.loaded
+
+
+def fresh_logits(loaded, tokens: list[int]) -> torch.Tensor:
+    with torch.inference_mode():
+        return loaded.model(input_ids=torch.tensor([tokens])).logits[0].float()
+
+
+def test_kv_reuse_matches_a_fresh_forward(loaded):
+    kv = KVState(loaded.model, loaded.device, lambda n: None)
+    old = list(range(40, 70))
+    new = old[:20] + list(range(100, 112))
+    proposals = [7, 8, 9, 10]
+    kv.score(old, [1, 2, 3])
+    rows = kv.score(new, proposals)  # reuses the first 20 cached positions
+    assert kv.ids == new + proposals
+    expected = fresh_logits(loaded, new + proposals)[len(new) - 1 :]
+    torch.testing.assert_close(rows, expected, rtol=1e-4, atol=1e-4)
+    assert kv.forwards == 2
+
+
+def test_score_uses_the_tail_without_a_forward(loaded):
+    kv = KVState(loaded.model, loaded.device, lambda n: None)
+    context = list(range(50, 60))
+    first = kv.score(context, [])
+    again = kv.score(context, [])
+    assert kv.forwards == 1
+    torch.testing.assert_close(first, again)
+
+
+def test_truncate_then_feed_matches_fresh(loaded):
+    kv = KVState(loaded.model, loaded.device, lambda n: None)
+    kv.feed(list(range(30, 50)))
+    kv.truncate(12)
+    rows = kv.feed([5, 6, 7])
+    expected = fresh_logits(loaded, list(range(30, 42)) + [5, 6, 7])[-3:]
+    torch.testing.assert_close(rows, expected, rtol=1e-4, atol=1e-4)
+
+
+def logits_for(probs: list[list[float]]) -> torch.Tensor:
+    return torch.log(torch.tensor(probs, dtype=torch.float64))
+
+
+def test_exact_rule_keeps_greedy_prefix_and_returns_the_correction():
+    rows = logits_for([[0.1, 0.7, 0.2], [0.6, 0.3, 0.1], [0.2, 0.2, 0.6]])
+    assert ExactRule().accept(rows, [1, 1]) == (1, 0)
+    assert ExactRule().accept(rows, [1, 0]) == (2, 2)  # all kept: the bonus token follows
+
+
+def test_threshold_rule_keeps_tokens_above_tau():
+    rows = logits_for([[0.5, 0.35, 0.15], [0.5, 0.25, 0.25], [0.2, 0.2, 0.6]])
+    assert ThresholdRule(0.3).accept(rows, [1, 1]) == (1, 0)
+    assert ThresholdRule(0.2).accept(rows, [1, 1]) == (2, 2)
+
+
+def test_sample_rule_matches_the_rejection_sampling_formula():
+    """p = (0.5, 0.3, 0.2), proposal x = 1: keep with p(x) = 0.3, else draw from p without x."""
+    p = [0.5, 0.3, 0.2]
+    rows = logits_for([p, [1 / 3, 1 / 3, 1 / 3]])
+    rule = SampleRule(temperature=1.0, seed=1234)
+    trials = 20000
+    kept = 0
+    counts = [0, 0, 0]
+    for _ in range(trials):
+        n, following = rule.accept(rows, [1])
+        kept += n
+        counts[1 if n else following] += 1
+    assert abs(kept / trials - 0.3) < 0.015
+    for observed, expected in zip(counts, p, strict=True):
+        assert abs(observed / trials - expected) < 0.015
+    # the rejected branch draws from norm(max(p - q, 0)) = (0.5, 0, 0.2) / 0.7; never x again
+    assert counts[1] == kept
+
+
+def test_python_body_end_cuts_before_the_dedented_line():
+    rule = BodyEnd(language="python", def_indent=0)
+    start = rule.initial_state('def f(x):\n    """Spec."""\n')
+    text = "    y = x + 1\n\n    return y\n\ndef g():\n"
+    _, cut = rule.scan(start, text)
+    assert text[:cut] == "    y = x + 1\n\n    return y\n\n"
+
+
+def test_python_body_end_ignores_indented_and_blank_lines():
+    rule = BodyEnd(language="python", def_indent=4)
+    start = rule.initial_state("class A:\n    def f(self):\n        ")
+    _, cut = rule.scan(start, "return 1\n\n        # done\n")
+    assert cut is None
+    _, cut = rule.scan(start, "return 1\n    def g(self):\n")
+    assert cut == len("return 1\n")
+
+
+def test_brace_body_end_keeps_the_closing_brace():
+    rule = BodyEnd(language="brace", def_indent=0)
+    start = rule.initial_state("function f(a) {\n  // add one\n")
+    text = "  return a + 1;\n}\n\nfunction g() {"
+    _, cut = rule.scan(start, text)
+    assert text[:cut] == "  return a + 1;\n}"
+
+
+def test_stop_strings_cut_before_the_string():
+    rule = BodyEnd(language="python", def_indent=None, stop_strings=("```",))
+    _, cut = rule.scan(rule.initial_state(""), "x = 1\n```\nmore")
+    assert cut == len("x = 1\n")
+
+
+def test_scan_in_pieces_equals_scan_at_once():
+    rule = BodyEnd(language="python", def_indent=0, stop_strings=("<stop>",))
+    start = rule.initial_state("def f():\n")
+    text = "    a = 1\n    b = '<st'\n    <stop>"
+    _, whole = rule.scan(start, text)
+    state, cut, fed = start, None, 0
+    while cut is None:
+        state, cut = rule.scan(state, text[fed])
+        fed += 1
+    assert whole == cut == text.index("<stop>")
+    assert fed == len(text)
+
+
+def test_lookahead_realigns_after_substitution_insertion_and_deletion():
+    stale = [10, 11, 12, 13, 14, 15]  # starts with the rejected token 10
+    substituted = StaleDraft(stale)
+    assert substituted.propose([1, 2, 99], 3) == [11, 12, 13]
+    inserted = StaleDraft(stale)
+    assert inserted.propose([1, 2, 99, 10], 3) == [11, 12, 13]
+    deleted = StaleDraft(stale)
+    assert deleted.propose([1, 2, 11], 3) == [12, 13, 14]
+    exhausted = StaleDraft([10])
+    assert exhausted.propose([1, 2, 99], 3) == []
+
+
+def test_lookahead_cursor_moves_past_a_rejected_proposal():
+    draft = StaleDraft([10, 11, 12, 13, 14, 15])
+    assert draft.propose([99], 2) == [11, 12]
+    draft.advance(1, 2)  # 11 kept, 12 replaced by the model's own token
+    assert draft.propose([99, 11, 77], 2) == [13, 14]

@@ -1,0 +1,70 @@
+"""Prompt formats and the chat answer's body extraction."""
+
+from __future__ import annotations
+
+import pytest
+
+from inference.api import Request
+from inference.errors import ConfigError, EmptyRequestError
+from inference.prompting import PromptBuilder, extract_body, function_indent
+from tests.tiny_models import build_tokenizer
+
+SPEC = 'import os\n\n\ndef size(path):\n    """Return the size of the file at path."""\n'
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    return build_tokenizer()
+
+
+def test_raw_prompt_is_the_text(tokenizer):
+    prompt = PromptBuilder(tokenizer, "auto").build(Request(SPEC))
+    assert tokenizer.decode(prompt.ids) == SPEC
+    assert prompt.body_end.def_indent == 0
+
+
+def test_fim_is_used_when_code_follows_the_cursor(tokenizer):
+    builder = PromptBuilder(tokenizer, "auto")
+    prompt = builder.build(Request(SPEC, suffix="\n\ndef other():\n    pass\n"))
+    text = tokenizer.decode(prompt.ids)
+    assert text.startswith("<|fim_prefix|>import os")
+    assert text.endswith("<|fim_suffix|>\n\ndef other():\n    pass\n<|fim_middle|>")
+    assert tokenizer.convert_tokens_to_ids("<|endoftext|>") in prompt.extra_eos
+    assert builder.format_for(Request(SPEC, suffix="   \n")) == "raw"
+
+
+def test_fim_and_chat_need_model_support(tokenizer):
+    tokenizer.chat_template = None
+    with pytest.raises(ConfigError, match="chat template"):
+        PromptBuilder(tokenizer, "chat")
+
+
+def test_empty_request_is_rejected(tokenizer):
+    with pytest.raises(EmptyRequestError):
+        PromptBuilder(tokenizer, "raw").build(Request("\n\n  "))
+
+
+@pytest.mark.parametrize(
+    ("text", "language", "indent"),
+    [
+        (SPEC, "python", 0),
+        ("class A:\n    async def f(self):\n        '''x'''\n", "python", 4),
+        ("x = 1\n", "python", None),
+        ("export async function load(url) {\n  // fetch it\n", "brace", 0),
+        ("  int add(int a, int b) {\n", "brace", 2),
+    ],
+)
+def test_function_indent(text, language, indent):
+    assert function_indent(text, language) == indent
+
+
+def test_extract_body_drops_the_restated_header_and_docstring():
+    answer = (
+        "import os\n\ndef size(path):\n    \"\"\"Return the size\n    of the file.\"\"\"\n"
+        "    return os.path.getsize(path)\n\nprint(size('x'))\n"
+    )
+    assert extract_body(answer, Request(SPEC)) == "    return os.path.getsize(path)\n"
+
+
+def test_extract_body_keeps_an_answer_without_the_header():
+    assert extract_body("    return 1\n", Request(SPEC)) == "    return 1\n"

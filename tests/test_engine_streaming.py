@@ -1,0 +1,163 @@
+"""Exact streaming equals plain greedy decoding, with exact forward counts (tiny random models)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from inference.api import Request
+from inference.config import EngineConfig
+from inference.engine import Engine
+from inference.errors import Superseded
+
+# No `def` in the text: the body-end rule is off, so answers run to the token budget.
+OLD = Request("values = [3, 1, 2]\n# sort the values\n")
+NEW = Request("values = [3, 1, 2]\n# sort the values in place and print them\n")
+BUDGET = 24
+
+
+def make_engine(model_dir, **overrides) -> Engine:
+    settings = {"model": str(model_dir), "dtype": "float64", "max_tokens": BUDGET, "lookahead": 0}
+    settings.update(overrides)
+    return Engine.load(EngineConfig(**settings))
+
+
+def reference_tokens(engine: Engine, request: Request) -> list[int]:
+    """Greedy decoding by transformers' own generate(), cut by the engine's stop rule."""
+    prompt = engine._prompt(request)
+    model = engine.loaded.model
+    with torch.inference_mode():
+        out = model.generate(
+            torch.tensor([prompt.ids]),
+            max_new_tokens=BUDGET,
+            do_sample=False,
+            eos_token_id=sorted(engine._eos),
+            pad_token_id=0,
+        )
+    tokens = out[0, len(prompt.ids) :].tolist()
+    _, end = engine._stop_rule(prompt).scan(tokens)
+    return tokens[:end] if end else tokens
+
+
+def seed_draft(engine: Engine, sid: str, draft: list[int]) -> None:
+    """Give a session a draft written for some earlier text (so none of it is verified)."""
+    engine.open(sid)
+    session = engine._sessions[sid]
+    session.prompt_ids = engine._prompt(OLD).ids
+    session.draft = list(draft)
+    session.verified, session.finished = len(draft), True
+
+
+@pytest.fixture(scope="module")
+def engine(tiny_model_dir) -> Engine:
+    return make_engine(tiny_model_dir)
+
+
+@pytest.fixture(scope="module")
+def greedy(engine) -> list[int]:
+    tokens = reference_tokens(engine, NEW)
+    assert len(tokens) == BUDGET, "the tiny model should run to the budget for these tests"
+    return tokens
+
+
+def test_plain_generate_matches_transformers_generate(engine, greedy):
+    completion = engine.generate(NEW)
+    assert completion.token_ids == greedy
+    assert completion.cost.forwards == BUDGET  # one prefill + one forward per later token
+    assert completion.finish_reason == "length"
+
+
+def test_fully_right_draft_costs_one_forward(engine, greedy):
+    seed_draft(engine, "right", greedy)
+    completion = engine.finalize("right", NEW)
+    assert completion.token_ids == greedy
+    assert completion.cost.forwards == 1
+    assert completion.cost.accepted_tokens == BUDGET
+
+
+@pytest.mark.parametrize("diverge_at", [0, 5, 17])
+def test_partly_right_draft_regenerates_only_the_rest(engine, greedy, diverge_at):
+    wrong = (greedy[diverge_at] + 1) % len(engine.loaded.tokenizer)
+    draft = greedy[:diverge_at] + [wrong] + greedy[diverge_at + 1 :]
+    seed_draft(engine, f"part{diverge_at}", draft)
+    completion = engine.finalize(f"part{diverge_at}", NEW)
+    assert completion.token_ids == greedy
+    assert completion.cost.accepted_tokens == diverge_at
+    # verify pass (it also yields the corrected token), then one forward per remaining token
+    assert completion.cost.forwards == 1 + (BUDGET - 1 - diverge_at)
+
+
+def test_unrelated_draft_gives_the_greedy_answer(engine, greedy):
+    generator = torch.Generator().manual_seed(7)
+    unrelated = torch.randint(0, len(engine.loaded.tokenizer), (30,), generator=generator)
+    seed_draft(engine, "unrelated", unrelated.tolist())
+    completion = engine.finalize("unrelated", NEW)
+    assert completion.token_ids == greedy
+    assert completion.cost.forwards == BUDGET
+
+
+def test_verified_draft_costs_zero_forwards_at_trigger(engine, greedy):
+    engine.open("typed")
+    engine.update("typed", OLD, version=1)
+    engine.update("typed", NEW, version=2)
+    assert engine.is_verified("typed", NEW)
+    completion = engine.finalize("typed", NEW, version=2)
+    assert completion.cost.forwards == 0
+    assert completion.token_ids == greedy
+
+
+def test_stale_draft_lookahead_is_lossless_and_saves_forwards(tiny_model_dir, greedy):
+    engine = make_engine(tiny_model_dir, lookahead=8)
+    # a substitution at 3 and an insertion at 10: the rest of the draft realigns after each
+    draft = greedy[:3] + [greedy[3] + 1] + greedy[4:10] + [5] + greedy[10:]
+    seed_draft(engine, "stale", draft)
+    completion = engine.finalize("stale", NEW)
+    assert completion.token_ids == greedy
+    assert completion.cost.lookahead_tokens > 0
+    assert completion.cost.forwards < 1 + (BUDGET - 1 - 3)
+
+
+def test_forward_counter_splits_phases(tiny_model_dir):
+    engine = make_engine(tiny_model_dir)
+    engine.open("s")
+    engine.update("s", OLD, version=1)
+    engine.finalize("s", NEW, version=2)
+    engine.generate(NEW, warm_from=OLD)
+    phases = engine.counter.by_phase
+    assert phases["drafting"] == BUDGET
+    assert phases["warmup"] == 1
+    assert phases["baseline"] == BUDGET
+    assert phases["residual"] >= 1
+
+
+def test_supersede_mid_regeneration_leaves_a_consistent_session(tiny_model_dir, greedy):
+    engine = make_engine(tiny_model_dir)
+    engine.open("s")
+    record = engine._record_forward
+    seen = []
+
+    def interrupt_after_five(tokens: int) -> None:
+        record(tokens)
+        seen.append(tokens)
+        if len(seen) == 5:
+            engine.supersede("s", 2)
+
+    engine._record_forward = interrupt_after_five  # type: ignore[method-assign]
+    engine._sessions["s"].kv.on_forward = interrupt_after_five
+    with pytest.raises(Superseded):
+        engine.update("s", NEW, version=1)
+    partial = engine.draft_of("s", NEW)
+    assert partial.finish_reason == "unfinished"
+    assert partial.token_ids == greedy[: len(partial.token_ids)]
+    completion = engine.finalize("s", NEW, version=2)
+    assert completion.token_ids == greedy
+    # resumed where it stopped: total work equals one uninterrupted decode
+    assert len(seen) == BUDGET
+
+
+def test_superseded_work_does_not_start(engine):
+    engine.open("old")
+    engine.supersede("old", 5)
+    with pytest.raises(Superseded):
+        engine.update("old", NEW, version=4)
+    assert engine._sessions["old"].draft == []
