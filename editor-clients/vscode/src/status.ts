@@ -1,0 +1,108 @@
+// The status bar's state machine and text; pure, so it is tested without VS Code.
+
+export type Phase = 'starting' | 'loading' | 'drafting' | 'ready' | 'off' | 'stopped' | 'error';
+
+export interface Status {
+  phase: Phase;
+  progress?: number; // model loading, 0..100, when the server reports a percentage
+  detail?: string; // the server's progress message, or the last error
+  lastLatencyMs?: number; // trigger-to-answer time of the last inline completion
+  lastChars?: number; // length of the last answer
+}
+
+export type StatusEvent =
+  | { kind: 'started' }
+  | { kind: 'progress'; stage: 'begin' | 'report' | 'end'; message?: string; percentage?: number }
+  | { kind: 'draft'; status: string }
+  | { kind: 'answered'; ms: number; chars: number }
+  | { kind: 'toggled'; enabled: boolean }
+  | { kind: 'stopped' }
+  | { kind: 'failed'; message: string };
+
+export const INITIAL: Status = { phase: 'starting' };
+
+/** The server's draft statuses that mean "a draft is being (re)written" (the rest mean ready). */
+const DRAFTING_STATUSES = new Set(['regenerating', 'drafting']);
+
+/** The status after one event; an 'off' status only changes with a toggle or a stop. */
+export function reduce(status: Status, event: StatusEvent): Status {
+  if (status.phase === 'off' && event.kind !== 'toggled' && event.kind !== 'stopped') {
+    return event.kind === 'answered' ? { ...status, lastLatencyMs: event.ms, lastChars: event.chars } : status;
+  }
+  switch (event.kind) {
+    case 'started':
+      return { ...status, phase: 'ready', detail: undefined, progress: undefined };
+    case 'progress':
+      if (event.stage === 'end') {
+        return { ...status, phase: 'ready', progress: undefined, detail: event.message };
+      }
+      return {
+        ...status,
+        phase: 'loading',
+        progress: event.percentage ?? status.progress,
+        detail: event.message ?? status.detail,
+      };
+    case 'draft':
+      if (status.phase === 'loading') {
+        return status;
+      }
+      return { ...status, phase: DRAFTING_STATUSES.has(event.status) ? 'drafting' : 'ready' };
+    case 'answered':
+      return {
+        ...status,
+        phase: status.phase === 'loading' ? 'loading' : 'ready',
+        lastLatencyMs: event.ms,
+        lastChars: event.chars,
+      };
+    case 'toggled':
+      return { ...status, phase: event.enabled ? 'ready' : 'off' };
+    case 'stopped':
+      return { ...status, phase: 'stopped', progress: undefined };
+    case 'failed':
+      return { ...status, phase: 'error', detail: event.message };
+  }
+}
+
+export interface Rendered {
+  text: string; // with VS Code $(icon) syntax
+  tooltip: string;
+}
+
+const ICONS: Record<Phase, string> = {
+  starting: '$(loading~spin)',
+  loading: '$(loading~spin)',
+  drafting: '$(sync~spin)',
+  ready: '$(check)',
+  off: '$(circle-slash)',
+  stopped: '$(debug-stop)',
+  error: '$(error)',
+};
+
+/** A latency as the status bar shows it: whole milliseconds below 10 s, else seconds. */
+export function formatLatency(ms: number): string {
+  return ms < 10_000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`;
+}
+
+/** Status bar text and tooltip for a status. */
+export function render(status: Status): Rendered {
+  let label: string;
+  switch (status.phase) {
+    case 'loading':
+      label = status.progress === undefined ? 'loading' : `loading ${Math.round(status.progress)}%`;
+      break;
+    case 'ready':
+      label = status.lastLatencyMs === undefined ? 'ready' : formatLatency(status.lastLatencyMs);
+      break;
+    default:
+      label = status.phase;
+  }
+  const lines = [`prewrite: ${status.phase}`];
+  if (status.detail) {
+    lines.push(status.detail);
+  }
+  if (status.lastLatencyMs !== undefined) {
+    lines.push(`last completion: ${formatLatency(status.lastLatencyMs)}, ${status.lastChars ?? 0} characters`);
+  }
+  lines.push('click to toggle completions');
+  return { text: `${ICONS[status.phase]} prewrite ${label}`, tooltip: lines.join('\n') };
+}

@@ -1,0 +1,43 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { Contributed, launchChanged, serverKeys, serverLaunch, serverSettings } from '../src/settings';
+
+const contributed: Contributed = {
+  'prewrite.pythonPath': { type: 'string', default: '' },
+  'prewrite.serverCommand': { type: 'string', default: 'prewrite' },
+  'prewrite.serverArgs': { type: 'array', default: [] },
+  'prewrite.trace.server': { type: 'string', default: 'off' },
+  'prewrite.model': { type: 'string', default: 'qwen2.5-coder-0.5b' },
+  'prewrite.maxTokens': { type: 'integer', default: 256 },
+  'prewrite.threads': { type: ['integer', 'null'], default: null },
+};
+
+function getter(values: Record<string, unknown>) {
+  return (key: string) => values[key];
+}
+
+test('server keys are the contributed settings minus the client-only ones', () => {
+  assert.deepEqual(serverKeys(contributed), ['model', 'maxTokens', 'threads']);
+});
+
+test('server settings are flat camelCase, without unset values', () => {
+  const get = getter({ model: 'smollm2-135m', maxTokens: 48, threads: null, pythonPath: '/x' });
+  assert.deepEqual(serverSettings(serverKeys(contributed), get), { model: 'smollm2-135m', maxTokens: 48 });
+});
+
+test('the server runs as `prewrite serve` unless a Python is named', () => {
+  assert.deepEqual(serverLaunch(getter({})), { command: 'prewrite', args: ['serve'] });
+  assert.deepEqual(serverLaunch(getter({ serverCommand: ' /opt/bin/prewrite ', serverArgs: ['--log', 'x'] })), {
+    command: '/opt/bin/prewrite',
+    args: ['serve', '--log', 'x'],
+  });
+  assert.deepEqual(serverLaunch(getter({ pythonPath: '/venv/bin/python', serverCommand: 'ignored' })), {
+    command: '/venv/bin/python',
+    args: ['-m', 'lsp_server.cli', 'serve'],
+  });
+});
+
+test('only launch settings restart the server', () => {
+  assert.equal(launchChanged((key) => key === 'prewrite.pythonPath'), true);
+  assert.equal(launchChanged((key) => key === 'prewrite.model'), false);
+});

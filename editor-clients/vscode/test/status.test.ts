@@ -1,0 +1,52 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { INITIAL, Status, StatusEvent, formatLatency, reduce, render } from '../src/status';
+
+function run(...events: StatusEvent[]): Status {
+  return events.reduce(reduce, INITIAL);
+}
+
+test('starts spinning, then loads the model with its percentage, then is ready', () => {
+  assert.equal(render(INITIAL).text, '$(loading~spin) prewrite starting');
+  const loading = run({ kind: 'started' }, { kind: 'progress', stage: 'begin', message: 'smollm2-135m' });
+  assert.equal(render(loading).text, '$(loading~spin) prewrite loading');
+  const reported = reduce(loading, { kind: 'progress', stage: 'report', percentage: 41.6 });
+  assert.equal(render(reported).text, '$(loading~spin) prewrite loading 42%');
+  assert.match(render(reported).tooltip, /smollm2-135m/);
+  const ready = reduce(reported, { kind: 'progress', stage: 'end' });
+  assert.equal(render(ready).text, '$(check) prewrite ready');
+});
+
+test('shows drafting while the server regenerates and the last latency once answered', () => {
+  const drafting = run({ kind: 'started' }, { kind: 'draft', status: 'regenerating' });
+  assert.equal(render(drafting).text, '$(sync~spin) prewrite drafting');
+  const verified = reduce(drafting, { kind: 'draft', status: 'verified' });
+  assert.equal(verified.phase, 'ready');
+  const answered = reduce(verified, { kind: 'answered', ms: 12.4, chars: 80 });
+  assert.equal(render(answered).text, '$(check) prewrite 12 ms');
+  assert.match(render(answered).tooltip, /last completion: 12 ms, 80 characters/);
+});
+
+test('a draft notification does not hide the model loading', () => {
+  const loading = run({ kind: 'progress', stage: 'begin' }, { kind: 'draft', status: 'regenerating' });
+  assert.equal(loading.phase, 'loading');
+});
+
+test('toggled off stays off through drafts and answers until toggled on', () => {
+  const off = run({ kind: 'started' }, { kind: 'toggled', enabled: false }, { kind: 'draft', status: 'regenerating' });
+  assert.equal(render(off).text, '$(circle-slash) prewrite off');
+  assert.equal(reduce(off, { kind: 'toggled', enabled: true }).phase, 'ready');
+});
+
+test('failure and stop are shown with the reason', () => {
+  const failed = run({ kind: 'failed', message: 'could not start prewrite: ENOENT' });
+  assert.equal(render(failed).text, '$(error) prewrite error');
+  assert.match(render(failed).tooltip, /ENOENT/);
+  assert.equal(render(reduce(failed, { kind: 'stopped' })).text, '$(debug-stop) prewrite stopped');
+});
+
+test('latency is in milliseconds below ten seconds, seconds above', () => {
+  assert.equal(formatLatency(0.4), '0 ms');
+  assert.equal(formatLatency(9_999), '9999 ms');
+  assert.equal(formatLatency(12_345), '12.3 s');
+});
