@@ -1,0 +1,1 @@
+"""`prewrite bench`: the seed's residual-cost evaluation of streaming against plain decoding."""
