@@ -7,6 +7,7 @@ import os
 import sys
 
 from inference import cli as engine_cli
+from inference.bench import cli as bench_cli
 from inference.errors import PrewriteError
 
 
@@ -15,6 +16,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="prewrite", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     engine_cli.register(commands)
+    bench_cli.register(commands)
     return parser
 
 

@@ -1,0 +1,111 @@
+"""The `prewrite bench` command: run a suite against base and stream, or compare two runs."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from inference.bench.sandbox import Limits
+from inference.cli import add_engine_arguments, engine_config_from
+
+if TYPE_CHECKING:
+    from inference.engine import Engine
+
+DEFAULT_OUT = Path("bench-out")
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    """Add `bench` (and `bench compare`) to the `prewrite` parser."""
+    bench = commands.add_parser(
+        "bench",
+        help="measure streaming's residual cost and pass@1 against plain decoding",
+        description="Replay each problem's docstring unit by unit; compare the residual cost "
+        "of streaming with plain greedy decoding, and run both answers' tests. This executes "
+        "model-written code in a limited subprocess (see docs/bench.md).",
+    )
+    add_engine_arguments(bench)
+    bench.add_argument("--suite", default="humaneval", help="'humaneval' or a JSONL file path")
+    bench.add_argument("--limit", type=_positive, default=None, help="first N problems only")
+    bench.add_argument("--out", type=Path, default=None, help=f"folder (default {DEFAULT_OUT}/...)")
+    bench.add_argument("--test-timeout", type=float, default=Limits.timeout_s, help="seconds")
+    bench.add_argument("--test-memory-mb", type=_positive, default=Limits.memory_mb)
+    bench.set_defaults(handler=_dispatch)
+    actions = bench.add_subparsers(dest="bench_command", metavar="{compare}")
+    compare = actions.add_parser("compare", help="print the deltas between two result folders")
+    compare.add_argument("before", type=Path, help="result folder A")
+    compare.add_argument("after", type=Path, help="result folder B")
+
+
+def default_out(args: argparse.Namespace) -> Path:
+    """bench-out/<suite>-<model>-<acceptance>-<dtype>, with path characters made safe."""
+    suite = args.suite if args.suite == "humaneval" else Path(args.suite).name.split(".")[0]
+    name = f"{suite}-{args.model}-{args.acceptance}-{args.dtype}"
+    return DEFAULT_OUT / re.sub(r"[^\w.+-]", "_", name)
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    if args.bench_command == "compare":
+        from inference.bench.compare import compare
+
+        print(compare(args.before, args.after))
+        return 0
+    return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from inference.bench.report import format_table, write_plot
+    from inference.bench.results import build_results, write_results
+    from inference.bench.runner import run_suite
+    from inference.bench.suites import load_suite
+    from inference.config import validate_engine_config
+    from inference.engine import Engine
+
+    problems = load_suite(args.suite)[: args.limit]
+    out = args.out or default_out(args)
+    engine = Engine.load(validate_engine_config(engine_config_from(args)))
+    limits = Limits(timeout_s=args.test_timeout, memory_mb=args.test_memory_mb)
+    run = run_suite(engine, problems, limits, progress=True)
+    results = build_results(run, _meta(args, engine, len(problems)))
+    write_results(out, results)
+    write_plot(results, out)
+    print(format_table(results))
+    print(f"\nwrote {out / 'results.json'} and {out / 'speedup.png'}")
+    if run.interrupted:
+        print("prewrite: interrupted; the results hold the finished examples", file=sys.stderr)
+        return 130
+    return 0
+
+
+def _meta(args: argparse.Namespace, engine: Engine, problems: int) -> dict[str, Any]:
+    """The run's settings as stored in results.json (dtype and device as resolved)."""
+    import torch
+
+    config, loaded = engine.config, engine.loaded
+    return {
+        "suite": args.suite,
+        "model": config.model,
+        "acceptance": config.acceptance,
+        "dtype": str(loaded.dtype).removeprefix("torch."),
+        "device": str(loaded.device),
+        "threshold": config.threshold,
+        "max_tokens": config.max_tokens,
+        "prompt_format": config.prompt_format,
+        "lookahead": config.lookahead,
+        "threads": torch.get_num_threads(),
+        "torch": torch.__version__,
+        "problems": problems,
+        "test_timeout_s": args.test_timeout,
+        "test_memory_mb": args.test_memory_mb,
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    }
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
