@@ -1,0 +1,48 @@
+"""`prewrite bench` end to end on the small real model: files written, exact stream == base."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from inference import packs
+from inference.bench.results import shape_problems
+from lsp_server.cli import main
+
+DATA = Path(__file__).parent / "data" / "bench"
+MODEL = "smollm2-135m"
+
+
+@pytest.mark.real_model
+@pytest.mark.skipif(not packs.is_installed(MODEL), reason=f"needs the {MODEL} pack installed")
+def test_bench_runs_three_problems_and_exact_stream_equals_base(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    suite = DATA / "mini.jsonl"  # three problems to stream and one single-sentence one
+    code = main([
+        "bench", "--suite", str(suite), "--model", MODEL, "--prompt-format", "chat",
+        "--max-tokens", "96", "--acceptance", "exact", "--dtype", "float32",
+        "--out", str(tmp_path),
+    ])  # fmt: skip
+    assert code == 0
+    results = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
+    assert shape_problems(results) == []
+    assert (results["n"], results["excluded"]) == (3, 1)
+    assert results["excluded_tasks"] == {"mini/square": "1 unit(s): nothing to stream"}
+    settings = (results["model"], results["acceptance"], results["dtype"])
+    assert settings == (MODEL, "exact", "float32")
+    for example in results["examples"]:
+        assert example["stream_answer"] == example["base_answer"], example["task_id"]
+        assert example["identical"] and example["identical_tokens"]
+        assert example["stream_pass"] == example["base_pass"]
+        assert example["base_forwards"] == example["cold_base_forwards"]
+        assert example["stream_residual_forwards"] >= 1
+        assert example["accepted_tokens"] <= example["draft_tokens"]
+        assert example["drafting_forwards"] >= example["units"] - 1
+    assert [e["units"] for e in results["examples"]] == [3, 3, 4]
+    assert results["summary"]["identical_rate"] == 1.0
+    assert (tmp_path / "speedup.png").read_bytes()[:4] == b"\x89PNG"
+    printed = capsys.readouterr().out
+    assert "Quality (%)" in printed and "mini (pass@1)" in printed
