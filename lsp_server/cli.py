@@ -9,6 +9,7 @@ import sys
 from inference import cli as engine_cli
 from inference.bench import cli as bench_cli
 from inference.errors import PrewriteError
+from lsp_server import commands as server_commands
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -16,6 +17,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="prewrite", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     engine_cli.register(commands)
+    server_commands.register(commands)
     bench_cli.register(commands)
     return parser
 

@@ -1,0 +1,166 @@
+"""Server settings: one pydantic schema, camelCase on the wire, validated once where settings enter.
+
+The engine's settings are not restated: their types, bounds and defaults are taken from
+`inference.config.EngineConfig` (a test checks they stay equal). `trust_remote_code` is left
+out on purpose: settings can come from a workspace file, which must not run code.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic.alias_generators import to_camel
+from pydantic.fields import FieldInfo
+
+from inference.config import Acceptance, EngineConfig, PromptFormat, validate_engine_config
+from lsp_server.errors import SettingsError
+
+SECTION = "prewrite"  # the didChangeConfiguration / workspace/configuration section
+
+
+def _engine(name: str, description: str) -> Any:
+    """The engine's own field (type bounds and default) with a description for users."""
+    field: FieldInfo = copy.copy(EngineConfig.model_fields[name])
+    field.description = description
+    return field
+
+
+class Settings(BaseModel):
+    """Every server setting; wire names are the camelCase aliases."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        validate_by_name=True,
+        validate_by_alias=True,
+        extra="ignore",
+        frozen=True,
+    )
+
+    model: str = _engine("model", "Model pack name, local Hugging Face folder or hub id.")
+    device: Literal["auto", "cpu", "cuda"] = _engine("device", "Where the model runs.")
+    dtype: Literal["auto", "float32", "bfloat16", "float16", "float64"] = _engine(
+        "dtype", "Weight and activation precision."
+    )
+    threads: int | None = _engine("threads", "CPU threads for the model (null: library default).")
+    acceptance: Acceptance = _engine(
+        "acceptance", "How draft tokens are kept: exact (greedy-identical), threshold or sample."
+    )
+    threshold: float = _engine("threshold", "Probability a draft token needs under 'threshold'.")
+    temperature: float = _engine("temperature", "Sampling temperature under 'sample'.")
+    seed: int = _engine("seed", "Random seed under 'sample'.")
+    max_tokens: int = _engine("max_tokens", "Most tokens in one answer.")
+    prompt_format: PromptFormat = _engine(
+        "prompt_format", "Prompt format: auto (FIM when the model has it), raw, fim or chat."
+    )
+    system_prompt: str | None = _engine("system_prompt", "System prompt for the chat format.")
+    stop_strings: tuple[str, ...] = _engine("stop_strings", "Extra strings that end an answer.")
+    lookahead: int = _engine("lookahead", "Stale-draft tokens proposed per forward (0: off).")
+
+    drafting: bool = Field(
+        default=True, description="Keep a draft current while the spec is typed."
+    )
+    idle_only: bool = Field(
+        default=False, description="Draft only after the typing pauses for idleMs."
+    )
+    idle_ms: int = Field(
+        default=300, ge=0, le=10_000, description="Pause (ms) before idle-only drafting."
+    )
+    draft_preview: bool = Field(
+        default=False, description="Send prewrite/draft notifications with the live draft."
+    )
+    prefix_chars: int = Field(
+        default=8000, ge=100, le=1_000_000, description="Most characters of code before the body."
+    )
+    suffix_chars: int = Field(
+        default=2000, ge=0, le=100_000, description="Most characters of code after the function."
+    )
+    trace_path: str = Field(
+        default="", description="Append a JSONL trace of triggers here (relative to the workspace)."
+    )
+
+    def engine_values(self) -> dict[str, Any]:
+        """The engine's settings as EngineConfig keys."""
+        return {name: getattr(self, name) for name in ENGINE_KEYS}
+
+    def engine_config(self) -> EngineConfig:
+        """The engine configuration these settings ask for."""
+        return validate_engine_config(self.engine_values())
+
+
+ENGINE_KEYS = tuple(name for name in Settings.model_fields if name in EngineConfig.model_fields)
+WIRE_NAMES = {name: field.alias or name for name, field in Settings.model_fields.items()}
+
+
+def validate_settings(values: Mapping[str, Any]) -> Settings:
+    """Settings from wire (or snake_case) values; SettingsError names each bad field."""
+    try:
+        return Settings.model_validate(dict(values))
+    except ValidationError as exc:
+        problems = [
+            f"{'.'.join(str(p) for p in err['loc']) or 'settings'}: {err['msg']}"
+            for err in exc.errors()
+        ]
+        fields = [str(err["loc"][0]) for err in exc.errors() if err["loc"]]
+        raise SettingsError("invalid prewrite settings: " + "; ".join(problems), fields) from exc
+
+
+def unknown_keys(values: Mapping[str, Any]) -> list[str]:
+    """Keys that are no setting (ignored, but worth a log line: they are often typos)."""
+    known = set(WIRE_NAMES) | set(WIRE_NAMES.values())
+    return sorted(str(key) for key in values if key not in known)
+
+
+def settings_schema() -> dict[str, Any]:
+    """The settings as JSON schema (wire names, types, bounds, defaults, descriptions).
+
+    Editor clients generate or check their settings (VS Code `package.json`, Neovim defaults)
+    against this.
+    """
+    schema = Settings.model_json_schema(by_alias=True)
+    properties = {}
+    for name, spec in schema["properties"].items():
+        properties[name] = {key: value for key, value in spec.items() if key != "title"}
+    return {"section": SECTION, "type": "object", "properties": properties}
+
+
+class SettingsLayers:
+    """Effective settings from defaults, the client and the workspace's prewrite.toml.
+
+    Later layers win: defaults < initializationOptions < didChangeConfiguration <
+    prewrite.toml (a project's file pins what the project needs, as pyright's does). A bad
+    update raises SettingsError and leaves everything as it was.
+    """
+
+    def __init__(self) -> None:
+        self.initial: dict[str, Any] = {}
+        self.client: dict[str, Any] = {}
+        self.workspace: dict[str, Any] = {}
+        self.current = Settings()
+
+    def update(self, layer: Literal["initial", "client", "workspace"], values: Any) -> Settings:
+        """Replace one layer; returns the new effective settings."""
+        if values is None:
+            values = {}
+        if not isinstance(values, Mapping):
+            raise SettingsError(
+                f"prewrite settings must be an object, not {type(values).__name__}", []
+            )
+        layers = {"initial": self.initial, "client": self.client, "workspace": self.workspace}
+        layers[layer] = dict(values)
+        merged = {**_wire(layers["initial"]), **_wire(layers["client"])}
+        merged.update(_wire(layers["workspace"]))
+        self.current = validate_settings(merged)
+        self.initial, self.client, self.workspace = (
+            layers["initial"],
+            layers["client"],
+            layers["workspace"],
+        )
+        return self.current
+
+
+def _wire(values: Mapping[str, Any]) -> dict[str, Any]:
+    """Field names to wire names, so that layers merge key by key and errors use wire names."""
+    return {WIRE_NAMES.get(str(key), str(key)): value for key, value in values.items()}

@@ -1,0 +1,103 @@
+"""Open documents as the server sees them: where the user edits, the spec there, trigger figures."""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from inference.api import Language, Request
+from lsp_server.spec import Spec, find_spec, language_of
+
+TRIGGERS_KEPT = 20
+TriggerKind = Literal["invoked", "automatic", "completion"]
+
+
+@dataclass(frozen=True)
+class Trigger:
+    """One answer at trigger: what was left to do and how long the client waited."""
+
+    version: int
+    kind: TriggerKind
+    residual_forwards: int
+    residual_ms: float
+    latency_ms: float
+    from_draft: bool
+    finish_reason: str
+
+    def wire(self) -> dict[str, Any]:
+        """camelCase, as prewrite.stats reports it."""
+        return {
+            "version": self.version,
+            "kind": self.kind,
+            "residualForwards": self.residual_forwards,
+            "residualMs": round(self.residual_ms, 3),
+            "latencyMs": round(self.latency_ms, 3),
+            "fromDraft": self.from_draft,
+            "finishReason": self.finish_reason,
+        }
+
+
+@dataclass
+class Document:
+    """One open document."""
+
+    uri: str
+    language: Language | None
+    length: int
+    anchor: int | None = None  # end of the last spec seen, moved along by edits above it
+    submitted: Request | None = None  # the newest request handed to drafting
+    tag: Any = None  # the server's label for it at the newest version with that request
+    preview: str = ""  # the newest draft text, shown while the next one is written
+    triggers: deque[Trigger] = field(default_factory=lambda: deque(maxlen=TRIGGERS_KEPT))
+
+    def edited(self, length: int, first_start: int | None) -> None:
+        """Move the anchor over an edit starting at `first_start` (None: whole text replaced)."""
+        delta, self.length = length - self.length, length
+        if self.anchor is None:
+            return
+        if first_start is None:
+            self.anchor = min(self.anchor, length)
+        elif first_start <= self.anchor:
+            self.anchor = max(first_start, self.anchor + delta)
+
+    def find(
+        self, text: str, point: int | None, prefix_chars: int, suffix_chars: int
+    ) -> Spec | None:
+        """The spec at the editing point, else at the anchor (an edit elsewhere moved it)."""
+        if self.language is None:
+            return None
+        for offset in (point, self.anchor):
+            if offset is None:
+                continue
+            spec = find_spec(text, offset, self.language, prefix_chars, suffix_chars)
+            if spec is not None:
+                self.anchor = spec.end
+                return spec
+        if point is None or point == self.anchor:
+            self.anchor = None
+        return None
+
+
+class Documents:
+    """The open documents by URI."""
+
+    def __init__(self) -> None:
+        self._docs: dict[str, Document] = {}
+
+    def open(self, uri: str, language_id: str | None, length: int) -> Document:
+        """Start tracking a document (re-opening resets it)."""
+        doc = Document(uri, language_of(language_id, uri), length)
+        self._docs[uri] = doc
+        return doc
+
+    def get(self, uri: str) -> Document | None:
+        """The document if it is open."""
+        return self._docs.get(uri)
+
+    def close(self, uri: str) -> None:
+        """Stop tracking a document."""
+        self._docs.pop(uri, None)
+
+    def __iter__(self):
+        return iter(list(self._docs.values()))

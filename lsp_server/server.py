@@ -1,0 +1,126 @@
+"""The language server: thin LSP handlers over the service, and the protocol it speaks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
+
+from lsp_server import convert
+from lsp_server.errors import answering
+from lsp_server.service import Service
+from lsp_server.wire import PLAIN_COMPLETION, STATS_COMMAND, TOGGLE_COMMAND, WireProtocolMixin
+
+VERSION = "0.1.0"
+
+
+class PrewriteProtocol(WireProtocolMixin, LanguageServerProtocol):
+    """pygls' protocol plus prewrite's methods; it answers requests whose params do not parse."""
+
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as exc:
+            # pygls only logs a request whose params do not parse; the client would wait forever.
+            if isinstance(data, dict) and "id" in data and "method" in data:
+                self._send_response(data["id"], error=exc.to_response_error())
+            raise
+
+
+class PrewriteServer(LanguageServer):
+    """The prewrite language server; its state lives in `service`."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "prewrite",
+            VERSION,
+            text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+            protocol_cls=PrewriteProtocol,
+        )
+        self.service = Service(self)
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        """Log protocol errors: a client's malformed messages must not pop up per keystroke."""
+        self.window_log_message(convert.log_message(types.MessageType.Error, f"prewrite: {error}"))
+
+
+def initialize(ls: PrewriteServer, params: types.InitializeParams) -> None:
+    ls.service.initialize(params.initialization_options)
+
+
+async def initialized(ls: PrewriteServer, params: types.InitializedParams) -> None:
+    await ls.service.start(ls.workspace.root_path)
+
+
+async def did_change_configuration(
+    ls: PrewriteServer, params: types.DidChangeConfigurationParams
+) -> None:
+    await ls.service.configure(params.settings)
+
+
+def did_open(ls: PrewriteServer, params: types.DidOpenTextDocumentParams) -> None:
+    ls.service.opened(params.text_document)
+
+
+def did_change(ls: PrewriteServer, params: types.DidChangeTextDocumentParams) -> None:
+    ls.service.changed(params.text_document.uri, params.content_changes)
+
+
+def did_close(ls: PrewriteServer, params: types.DidCloseTextDocumentParams) -> None:
+    ls.service.closed(params.text_document.uri)
+
+
+@answering
+async def inline_completion(
+    ls: PrewriteServer, params: types.InlineCompletionParams
+) -> types.InlineCompletionList:
+    return await ls.service.inline(params)
+
+
+@answering
+async def completion(ls: PrewriteServer, params: types.CompletionParams) -> types.CompletionList:
+    return await ls.service.completion(params)
+
+
+@answering
+async def plain_completion(
+    ls: PrewriteServer, params: types.InlineCompletionParams
+) -> types.InlineCompletionList:
+    return await ls.service.plain(params)
+
+
+def stats(ls: PrewriteServer, *args: Any) -> dict[str, Any]:
+    return ls.service.stats()
+
+
+def toggle(ls: PrewriteServer, *args: Any) -> dict[str, Any]:
+    return ls.service.toggle(args[0] if args else None)
+
+
+def shutdown(ls: PrewriteServer, params: None) -> None:
+    ls.service.shutdown()
+
+
+def create_server() -> PrewriteServer:
+    """A new server with every feature registered."""
+    server = PrewriteServer()
+    features: list[tuple[str, Any, Any]] = [
+        (types.INITIALIZE, initialize, None),
+        (types.INITIALIZED, initialized, None),
+        (types.WORKSPACE_DID_CHANGE_CONFIGURATION, did_change_configuration, None),
+        (types.TEXT_DOCUMENT_DID_OPEN, did_open, None),
+        (types.TEXT_DOCUMENT_DID_CHANGE, did_change, None),
+        (types.TEXT_DOCUMENT_DID_CLOSE, did_close, None),
+        (types.TEXT_DOCUMENT_INLINE_COMPLETION, inline_completion, types.InlineCompletionOptions()),
+        (types.TEXT_DOCUMENT_COMPLETION, completion, types.CompletionOptions()),
+        (PLAIN_COMPLETION, plain_completion, None),
+        (types.SHUTDOWN, shutdown, None),
+    ]
+    for method, handler, options in features:
+        server.feature(method, options)(handler)
+    server.command(STATS_COMMAND)(stats)
+    server.command(TOGGLE_COMMAND)(toggle)
+    return server

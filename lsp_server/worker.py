@@ -1,0 +1,349 @@
+"""The engine worker: one thread owns the model; the event loop hands it jobs and gets futures back.
+
+Scheduling: urgent jobs (load, finalize, plain, close) run first, in order. Drafts are
+coalesced: each document has at most one pending draft, the newest; a newer one replaces it
+(the older is counted as dropped) and supersedes the document's running work, which stops at
+its next forward and leaves the engine session consistent, so the next job resumes from it.
+A trigger on one document also preempts drafting of another and queues that draft again.
+
+Every job carries a ticket from one counter; the engine's `supersede(doc, ticket)` makes
+work with an older ticket stop. Results cross back with `loop.call_soon_threadsafe`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import itertools
+import threading
+from collections import Counter, deque
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Literal
+
+from inference.api import Completion, Request
+from inference.config import EngineConfig
+from inference.errors import PrewriteError, Superseded
+from lsp_server.errors import NotReadyError, WorkerStoppedError
+
+if TYPE_CHECKING:
+    from inference.engine import Engine
+
+JobKind = Literal["load", "draft", "finalize", "plain", "close", "stop"]
+EventStatus = Literal["regenerating", "accepted", "verified", "failed"]
+
+
+@dataclass(frozen=True)
+class DraftEvent:
+    """What became of a draft job; `tag` is the label its caller gave it."""
+
+    doc: str
+    tag: Any
+    status: EventStatus
+    completion: Completion | None = None
+    error: BaseException | None = None
+
+
+@dataclass(eq=False)
+class _Job:
+    kind: JobKind
+    ticket: int
+    doc: str = ""
+    request: Request | None = None
+    tag: Any = None
+    config: EngineConfig | None = None
+    future: asyncio.Future[Any] | None = None
+
+
+class Worker:
+    """Runs engine jobs on its own thread; every public method is called from the event loop."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, on_draft: Callable[[DraftEvent], None]):
+        self._loop = loop
+        self._on_draft = on_draft
+        self._cond = threading.Condition()
+        self._urgent: deque[_Job] = deque()
+        self._drafts: dict[str, _Job] = {}  # newest pending draft per document, oldest first
+        self._running: _Job | None = None
+        self._tickets = itertools.count(1)
+        self._counts: Counter[str] = Counter()
+        self._loading = 0
+        self._engine: Engine | None = None
+        self._open: set[str] = set()  # engine sessions (touched on the worker thread only)
+        self._verified: dict[str, tuple[Request, Completion]] = {}
+        self.config: EngineConfig | None = None
+        self._thread = threading.Thread(target=self._run, name="prewrite-engine", daemon=True)
+        self._thread.start()
+
+    # -- state --------------------------------------------------------------------------------
+
+    @property
+    def ready(self) -> bool:
+        """True when a model is loaded and no other is loading."""
+        return self._engine is not None and self._loading == 0
+
+    def verified(self, doc: str, request: Request) -> Completion | None:
+        """The finished answer for exactly `request` if the document's draft has it (no work)."""
+        entry = self._verified.get(doc)
+        return entry[1] if entry is not None and entry[0] == request else None
+
+    def forwards(self) -> dict[str, int]:
+        """Model forwards so far by phase (drafting, residual, baseline)."""
+        engine = self._engine
+        return dict(engine.counter.by_phase) if engine is not None else {}
+
+    def stats(self) -> dict[str, int]:
+        """Draft job counts: submitted = processed + superseded + dropped + failed + pending."""
+        with self._cond:
+            counts = {key: self._counts[key] for key in
+                      ("submitted", "processed", "superseded", "dropped", "failed")}
+            running = self._running is not None and self._running.kind == "draft"
+            counts["pending"] = len(self._drafts) + int(running)
+        return counts
+
+    # -- jobs ---------------------------------------------------------------------------------
+
+    def load(self, config: EngineConfig) -> asyncio.Future[None]:
+        """Load a model; the current one keeps serving until the new one is in place."""
+        with self._cond:
+            self._loading += 1
+        return self._urgent_job(_Job("load", 0, config=config, future=self._loop.create_future()))
+
+    def draft(self, doc: str, request: Request, tag: Any) -> None:
+        """Bring the document's draft up to `request`, replacing any draft still pending."""
+        with self._cond:
+            ticket = next(self._tickets)
+            if self._drafts.pop(doc, None) is not None:
+                self._counts["dropped"] += 1
+            self._drafts[doc] = _Job("draft", ticket, doc, request, tag)
+            self._counts["submitted"] += 1
+            self._supersede(doc, ticket)
+            self._cond.notify()
+
+    def finalize(
+        self, doc: str, request: Request, tag: Any, resume: bool = True
+    ) -> asyncio.Future[Completion]:
+        """Finish the answer for `request` now; drafting yields to it.
+
+        If the caller stops waiting and `resume` is set, the work goes on as drafting.
+        """
+        future: asyncio.Future[Completion] = self._loop.create_future()
+        with self._cond:
+            ticket = next(self._tickets)
+            if self._drafts.pop(doc, None) is not None:  # the trigger covers it
+                self._counts["dropped"] += 1
+            job = _Job("finalize", ticket, doc, request, tag, future=future)
+            self._supersede(doc, ticket)
+            self._preempt_drafting(doc)
+        future.add_done_callback(lambda f: self._abandoned(job, resume) if f.cancelled() else None)
+        return self._urgent_job(job)
+
+    def plain(self, request: Request) -> asyncio.Future[Completion]:
+        """Plain greedy decoding of `request` with no draft: the conventional answer."""
+        with self._cond:
+            self._preempt_drafting(None)
+        job = _Job("plain", 0, request=request, future=self._loop.create_future())
+        return self._urgent_job(job)
+
+    def close(self, doc: str) -> None:
+        """Forget a document: its pending draft, its answer and its engine session."""
+        with self._cond:
+            if self._drafts.pop(doc, None) is not None:
+                self._counts["dropped"] += 1
+            self._verified.pop(doc, None)
+            self._supersede(doc, next(self._tickets))
+        self._urgent_job(_Job("close", 0, doc))
+
+    def drop_drafts(self) -> None:
+        """Stop all drafting (drafting was switched off)."""
+        with self._cond:
+            self._counts["dropped"] += len(self._drafts)
+            self._drafts.clear()
+            if self._running is not None and self._running.kind == "draft":
+                self._supersede(self._running.doc, next(self._tickets))
+
+    def stop(self) -> None:
+        """Stop the thread after the current forward; waiting callers get WorkerStoppedError."""
+        with self._cond:
+            for job in [*self._urgent, *self._drafts.values()]:
+                if job.future is not None:
+                    self._settle(job.future, error=WorkerStoppedError("the server is stopping"))
+            self._urgent.clear()
+            self._drafts.clear()
+            if self._running is not None and self._running.doc:
+                self._supersede(self._running.doc, next(self._tickets))
+            self._urgent.appendleft(_Job("stop", 0))
+            self._cond.notify()
+
+    # -- scheduling (callers hold the lock) ---------------------------------------------------
+
+    def _urgent_job(self, job: _Job) -> Any:
+        with self._cond:
+            self._urgent.append(job)
+            self._cond.notify()
+        return job.future
+
+    def _supersede(self, doc: str, ticket: int) -> None:
+        if self._engine is not None:
+            self._engine.supersede(doc, ticket)
+
+    def _preempt_drafting(self, keep: str | None) -> None:
+        """Stop another document's running draft at its next forward and queue it again."""
+        running = self._running
+        if running is None or running.kind != "draft" or running.doc == keep:
+            return
+        ticket = next(self._tickets)
+        pending = self._drafts.get(running.doc)
+        if pending is not None:
+            pending.ticket = ticket
+        else:
+            self._drafts[running.doc] = replace(running, ticket=ticket)
+            self._counts["submitted"] += 1
+        self._supersede(running.doc, ticket)
+
+    def _abandoned(self, job: _Job, resume: bool) -> None:
+        """A caller stopped waiting (request cancelled): stop the job, maybe keep it as a draft."""
+        with self._cond:
+            queued = any(j is job for j in self._urgent)
+            if queued:
+                self._urgent.remove(job)
+            elif self._running is not job:
+                return
+            ticket = next(self._tickets)
+            if resume and job.request is not None and job.doc not in self._drafts:
+                self._drafts[job.doc] = _Job("draft", ticket, job.doc, job.request, job.tag)
+                self._counts["submitted"] += 1
+            elif job.doc in self._drafts:
+                self._drafts[job.doc].ticket = ticket
+            self._supersede(job.doc, ticket)
+            self._cond.notify()
+
+    # -- the thread ---------------------------------------------------------------------------
+
+    def _run(self) -> None:
+        while True:
+            job = self._next()
+            if job.kind == "stop":
+                return
+            finish: Callable[[], None]
+            try:
+                result = self._do(job)
+            except Superseded as exc:
+                finish = functools.partial(self._superseded, job, exc)
+            except Exception as exc:  # noqa: BLE001 - thread boundary: the error goes to the caller
+                finish = functools.partial(self._failed, job, exc)
+            else:
+                finish = functools.partial(self._done, job, result)
+            with self._cond:  # before the caller hears of it, so stats never see it running
+                self._running = None
+            finish()
+
+    def _next(self) -> _Job:
+        with self._cond:
+            while not self._urgent and not self._drafts:
+                self._cond.wait()
+            if self._urgent:
+                job = self._urgent.popleft()
+            else:
+                job = self._drafts.pop(next(iter(self._drafts)))
+            self._running = job
+            return job
+
+    def _do(self, job: _Job) -> Any:
+        if job.kind == "load":
+            assert job.config is not None
+            return self._load(job.config)
+        engine = self._engine
+        if engine is None:
+            raise NotReadyError("no model is loaded")
+        if job.kind == "close":
+            engine.close(job.doc)
+            self._open.discard(job.doc)
+            return None
+        assert job.request is not None
+        if job.kind == "plain":
+            return engine.generate(job.request)
+        if job.doc not in self._open:
+            engine.open(job.doc)
+            self._open.add(job.doc)
+        if job.kind == "finalize":
+            return engine.finalize(job.doc, job.request, job.ticket)
+        if not engine.is_verified(job.doc, job.request):
+            self._emit(DraftEvent(job.doc, job.tag, "regenerating"))
+        return engine.update(job.doc, job.request, job.ticket)
+
+    def _load(self, config: EngineConfig) -> None:
+        # Imported here: torch and the model load on this thread, never at server start.
+        from inference.engine import Engine
+
+        engine = Engine.load(config)
+        with self._cond:
+            self._engine = engine
+            self.config = config
+            self._open.clear()
+            self._verified.clear()
+
+    def _done(self, job: _Job, result: Any) -> None:
+        if job.kind == "load":
+            with self._cond:
+                self._loading -= 1
+        answered = isinstance(result, Completion) and result.finished
+        if answered and job.request is not None and job.kind in ("draft", "finalize"):
+            self._verified[job.doc] = (job.request, result)
+        if job.kind == "draft":
+            with self._cond:
+                self._counts["processed"] += 1
+            self._emit(DraftEvent(job.doc, job.tag, "verified", result))
+        elif job.future is not None:
+            self._settle(job.future, result=result)
+
+    def _superseded(self, job: _Job, exc: Superseded) -> None:
+        if job.kind != "draft":
+            if job.future is not None:
+                self._settle(job.future, error=exc)
+            return
+        with self._cond:
+            self._counts["superseded"] += 1
+        engine = self._engine
+        if engine is None or job.request is None:
+            return
+        try:
+            partial = engine.draft_of(job.doc, job.request)
+        except PrewriteError:
+            return
+        self._emit(DraftEvent(job.doc, job.tag, "accepted", partial))
+
+    def _failed(self, job: _Job, exc: Exception) -> None:
+        if job.kind == "load":
+            with self._cond:
+                self._loading -= 1
+        if job.kind == "draft":
+            with self._cond:
+                self._counts["failed"] += 1
+            self._emit(DraftEvent(job.doc, job.tag, "failed", error=exc))
+        elif job.future is not None:
+            self._settle(job.future, error=exc)
+
+    # -- back to the loop -----------------------------------------------------------------------
+
+    def _emit(self, event: DraftEvent) -> None:
+        self._call_soon(self._on_draft, event)
+
+    def _settle(
+        self, future: asyncio.Future[Any], result: Any = None, error: BaseException | None = None
+    ) -> None:
+        def settle() -> None:
+            if future.done():
+                return
+            if error is not None:
+                future.set_exception(error)
+            else:
+                future.set_result(result)
+
+        self._call_soon(settle)
+
+    def _call_soon(self, callback: Callable[..., None], *args: Any) -> None:
+        # A closed loop means the server is exiting and nobody waits.
+        with contextlib.suppress(RuntimeError):
+            self._loop.call_soon_threadsafe(callback, *args)
