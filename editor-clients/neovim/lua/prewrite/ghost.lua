@@ -1,0 +1,120 @@
+-- Ghost text: draws a suggestion with extmarks at the cursor, clears it, and inserts it.
+local compat = require("prewrite.compat")
+
+local M = {}
+
+M.ns = vim.api.nvim_create_namespace("prewrite")
+
+local function split(text)
+  return vim.split(text, "\n", { plain = true })
+end
+
+-- virt_text shows a tab as a control character; draw it as spaces to the next tab stop.
+local function expand_tabs(line, bufnr)
+  if not line:find("\t", 1, true) then
+    return line
+  end
+  local tabstop = vim.api.nvim_buf_get_option(bufnr, "tabstop")
+  local out = {}
+  local width = 0
+  for char in line:gmatch(".") do
+    if char == "\t" then
+      local spaces = tabstop - width % tabstop
+      out[#out + 1] = string.rep(" ", spaces)
+      width = width + spaces
+    else
+      out[#out + 1] = char
+      width = width + 1
+    end
+  end
+  return table.concat(out)
+end
+
+--- A suggestion for `bufnr` from an LSP InlineCompletionItem, anchored at the cursor (row, col
+--- 0-based bytes). Returns nil when nothing would be left to show.
+function M.suggestion(bufnr, item, row, col, encoding)
+  local text = type(item.insertText) == "table" and item.insertText.value or item.insertText
+  if type(text) ~= "string" or text == "" then
+    return nil
+  end
+  local start_row, start_col, end_row, end_col = row, col, row, col
+  if item.range then
+    local first = vim.api.nvim_buf_get_lines(bufnr, item.range.start.line, item.range.start.line + 1, false)[1] or ""
+    local last = vim.api.nvim_buf_get_lines(bufnr, item.range["end"].line, item.range["end"].line + 1, false)[1] or ""
+    start_row, end_row = item.range.start.line, item.range["end"].line
+    start_col = compat.byte_col(first, item.range.start.character, encoding)
+    end_col = compat.byte_col(last, item.range["end"].character, encoding)
+  end
+  -- What the user already typed inside the range is not drawn again.
+  local shown = text
+  if start_row == row and start_col < col then
+    local typed = vim.api.nvim_buf_get_text(bufnr, row, start_col, row, col, {})[1]
+    if text:sub(1, #typed) == typed then
+      shown = text:sub(#typed + 1)
+    end
+  end
+  if shown == "" then
+    return nil
+  end
+  return {
+    bufnr = bufnr,
+    row = row,
+    col = col,
+    tick = vim.api.nvim_buf_get_changedtick(bufnr),
+    text = text,
+    shown = shown,
+    range = { start_row, start_col, end_row, end_col },
+  }
+end
+
+--- Draw a suggestion: its first line at the cursor, the other lines as virtual lines below.
+function M.show(s, hl_group)
+  M.clear(s.bufnr)
+  local lines = split(s.shown)
+  local line = vim.api.nvim_buf_get_lines(s.bufnr, s.row, s.row + 1, false)[1] or ""
+  local opts = { hl_mode = "combine" }
+  if lines[1] ~= "" then
+    opts.virt_text = { { expand_tabs(lines[1], s.bufnr), hl_group } }
+    if compat.inline_virt_text then
+      opts.virt_text_pos = "inline"
+    else
+      opts.virt_text_pos = s.col >= #line and "overlay" or "eol"
+    end
+  end
+  if #lines > 1 then
+    opts.virt_lines = {}
+    for i = 2, #lines do
+      opts.virt_lines[#opts.virt_lines + 1] = { { expand_tabs(lines[i], s.bufnr), hl_group } }
+    end
+  end
+  s.mark = vim.api.nvim_buf_set_extmark(s.bufnr, M.ns, s.row, math.min(s.col, #line), opts)
+end
+
+--- Remove every ghost text from a buffer.
+function M.clear(bufnr)
+  if vim.api.nvim_buf_is_valid(bufnr) then
+    vim.api.nvim_buf_clear_namespace(bufnr, M.ns, 0, -1)
+  end
+end
+
+--- True while the buffer and cursor are where the suggestion was made.
+function M.current(s)
+  if not s or not vim.api.nvim_buf_is_valid(s.bufnr) or vim.api.nvim_get_current_buf() ~= s.bufnr then
+    return false
+  end
+  local cursor = vim.api.nvim_win_get_cursor(0)
+  return vim.api.nvim_buf_get_changedtick(s.bufnr) == s.tick and cursor[1] - 1 == s.row and cursor[2] == s.col
+end
+
+--- Insert a suggestion (replacing its range) and put the cursor after it.
+function M.accept(s)
+  M.clear(s.bufnr)
+  local lines = split(s.text)
+  local sr, sc, er, ec = unpack(s.range)
+  vim.api.nvim_buf_set_text(s.bufnr, sr, sc, er, ec, lines)
+  local row = sr + #lines - 1
+  local col = #lines == 1 and sc + #lines[1] or #lines[#lines]
+  vim.api.nvim_win_set_cursor(0, { row + 1, col })
+end
+
+return M
