@@ -11,7 +11,16 @@ import {
   State,
   TransportKind,
 } from 'vscode-languageclient/node';
-import { DRAFT_NOTIFICATION, DraftParams, LANGUAGES, STATS_COMMAND, TOGGLE_COMMAND, insertTextOf } from './protocol';
+import {
+  DRAFT_NOTIFICATION,
+  DraftParams,
+  LANGUAGES,
+  STATS_COMMAND,
+  STATUS_NOTIFICATION,
+  StatusParams,
+  TOGGLE_COMMAND,
+  insertTextOf,
+} from './protocol';
 import { Contributed, Getter, SECTION, launchChanged, serverKeys, serverLaunch, serverSettings } from './settings';
 import { StatusBar } from './statusBar';
 
@@ -59,6 +68,7 @@ async function start(): Promise<void> {
     }
   });
   client.onNotification(DRAFT_NOTIFICATION, onDraft);
+  client.onNotification(STATUS_NOTIFICATION, (params: StatusParams) => statusBar.update({ kind: 'server', ...params }));
   try {
     await client.start();
     statusBar.update({ kind: 'started' });

@@ -2,19 +2,34 @@
 
 /** Server-to-client notification with the live draft (sent when the draftPreview setting is on). */
 export const DRAFT_NOTIFICATION = 'prewrite/draft';
+/** Server-to-client notification: model loading / ready / error / disabled. */
+export const STATUS_NOTIFICATION = 'prewrite/status';
 
 /** workspace/executeCommand commands the server implements. */
 export const STATS_COMMAND = 'prewrite.stats';
-export const TOGGLE_COMMAND = 'prewrite.toggle';
+export const TOGGLE_COMMAND = 'prewrite.toggle'; // optional argument: true / false
 
 /** The languages the server drafts for (VS Code language ids). */
 export const LANGUAGES = ['python', 'javascript', 'typescript'] as const;
 
+/** The live draft of one document; `text` goes at `position` (the end of the spec). */
 export interface DraftParams {
   uri: string;
-  version?: number;
-  status: string; // accepted | regenerating | verified
+  version: number;
+  status: 'regenerating' | 'accepted' | 'verified';
   text: string;
+  position: { line: number; character: number };
+  acceptedTokens: number;
+  draftTokens: number;
+  generatedTokens: number;
+  forwards: number;
+  ms: number;
+}
+
+export interface StatusParams {
+  state: 'loading' | 'ready' | 'error' | 'disabled';
+  model: string;
+  message: string;
 }
 
 /** The insert text of an inline completion item, plain or snippet. */

@@ -119,27 +119,25 @@ export function drift(contributed: Contributed, schema: JsonSchema): string[] {
 }
 
 /**
- * package.json's settings brought in sync with the schema: derived parts replaced, descriptions
- * kept where the schema has none, client-only settings kept, stale server settings dropped.
+ * package.json's settings brought in sync with the schema: derived parts and descriptions from
+ * the schema (a description kept where the schema has none), in the schema's order after the
+ * client-only settings; stale server settings are dropped.
  */
 export function synced(contributed: Contributed, schema: JsonSchema): Contributed {
-  const expected = expectedSettings(schema);
   const result: Contributed = {};
   for (const [name, setting] of Object.entries(contributed)) {
     if (CLIENT_ONLY_KEYS.some((key) => name === `${SECTION}.${key}`)) {
       result[name] = setting;
     }
   }
-  for (const [name, setting] of Object.entries(expected)) {
+  let order = Object.keys(result).length;
+  for (const [name, setting] of Object.entries(expectedSettings(schema))) {
     const previous = contributed[name] ?? {};
-    const merged: SettingSchema = { ...setting };
-    if (!merged.description && !previous.markdownDescription) {
-      merged.description = previous.description ?? `TODO: describe ${name}`;
-    }
-    if (previous.markdownDescription) {
-      merged.markdownDescription = previous.markdownDescription;
-    }
-    result[name] = merged;
+    result[name] = {
+      ...setting,
+      description: setting.description ?? previous.description,
+      order: order++,
+    };
   }
   return result;
 }

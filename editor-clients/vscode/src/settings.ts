@@ -14,6 +14,7 @@ export interface SettingSchema {
   exclusiveMaximum?: number;
   items?: SettingSchema;
   scope?: string;
+  order?: number;
 }
 
 export type Contributed = Record<string, SettingSchema>;

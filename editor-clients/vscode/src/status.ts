@@ -6,6 +6,7 @@ export interface Status {
   phase: Phase;
   progress?: number; // model loading, 0..100, when the server reports a percentage
   detail?: string; // the server's progress message, or the last error
+  model?: string; // the model the server loads or runs
   lastLatencyMs?: number; // trigger-to-answer time of the last inline completion
   lastChars?: number; // length of the last answer
 }
@@ -13,6 +14,7 @@ export interface Status {
 export type StatusEvent =
   | { kind: 'started' }
   | { kind: 'progress'; stage: 'begin' | 'report' | 'end'; message?: string; percentage?: number }
+  | { kind: 'server'; state: string; model?: string; message?: string }
   | { kind: 'draft'; status: string }
   | { kind: 'answered'; ms: number; chars: number }
   | { kind: 'toggled'; enabled: boolean }
@@ -24,9 +26,9 @@ export const INITIAL: Status = { phase: 'starting' };
 /** The server's draft statuses that mean "a draft is being (re)written" (the rest mean ready). */
 const DRAFTING_STATUSES = new Set(['regenerating', 'drafting']);
 
-/** The status after one event; an 'off' status only changes with a toggle or a stop. */
+/** The status after one event; 'off' changes only with a toggle, a stop or the server's word. */
 export function reduce(status: Status, event: StatusEvent): Status {
-  if (status.phase === 'off' && event.kind !== 'toggled' && event.kind !== 'stopped') {
+  if (status.phase === 'off' && !['toggled', 'stopped', 'server'].includes(event.kind)) {
     return event.kind === 'answered' ? { ...status, lastLatencyMs: event.ms, lastChars: event.chars } : status;
   }
   switch (event.kind) {
@@ -42,6 +44,8 @@ export function reduce(status: Status, event: StatusEvent): Status {
         progress: event.percentage ?? status.progress,
         detail: event.message ?? status.detail,
       };
+    case 'server':
+      return { ...fromServer(status, event.state, event.message), model: event.model || status.model };
     case 'draft':
       if (status.phase === 'loading') {
         return status;
@@ -60,6 +64,20 @@ export function reduce(status: Status, event: StatusEvent): Status {
       return { ...status, phase: 'stopped', progress: undefined };
     case 'failed':
       return { ...status, phase: 'error', detail: event.message };
+  }
+}
+
+/** The status after a prewrite/status notification (loading / ready / error / disabled). */
+function fromServer(status: Status, state: string, message?: string): Status {
+  switch (state) {
+    case 'loading':
+      return { ...status, phase: 'loading', detail: message || status.detail };
+    case 'error':
+      return { ...status, phase: 'error', progress: undefined, detail: message };
+    case 'disabled':
+      return { ...status, phase: 'off', progress: undefined };
+    default:
+      return { ...status, phase: 'ready', progress: undefined, detail: message || undefined };
   }
 }
 
@@ -96,7 +114,7 @@ export function render(status: Status): Rendered {
     default:
       label = status.phase;
   }
-  const lines = [`prewrite: ${status.phase}`];
+  const lines = [`prewrite: ${status.phase}${status.model ? ` (${status.model})` : ''}`];
   if (status.detail) {
     lines.push(status.detail);
   }

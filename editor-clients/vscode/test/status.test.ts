@@ -50,3 +50,16 @@ test('latency is in milliseconds below ten seconds, seconds above', () => {
   assert.equal(formatLatency(9_999), '9999 ms');
   assert.equal(formatLatency(12_345), '12.3 s');
 });
+
+test('follows the server status notification: loading, ready, error, disabled', () => {
+  const loading = run({ kind: 'started' }, { kind: 'server', state: 'loading', model: 'smollm2-135m', message: 'loading weights' });
+  assert.equal(render(loading).text, '$(loading~spin) prewrite loading');
+  assert.match(render(loading).tooltip, /prewrite: loading \(smollm2-135m\)\nloading weights/);
+  assert.equal(reduce(loading, { kind: 'server', state: 'ready', model: 'smollm2-135m', message: '' }).phase, 'ready');
+  const failed = reduce(loading, { kind: 'server', state: 'error', model: '', message: 'no such model' });
+  assert.equal(failed.phase, 'error');
+  assert.equal(failed.model, 'smollm2-135m');
+  const off = reduce(failed, { kind: 'server', state: 'disabled', model: '', message: '' });
+  assert.equal(render(off).text, '$(circle-slash) prewrite off');
+  assert.equal(reduce(off, { kind: 'server', state: 'ready', model: '', message: '' }).phase, 'ready');
+});

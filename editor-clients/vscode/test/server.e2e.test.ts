@@ -1,0 +1,193 @@
+// The real Python server driven over stdio with vscode-languageserver-protocol, launched and
+// initialized exactly as the extension does (serverLaunch, serverSettings), typing a docstring
+// and asking for an inline completion.
+import assert from 'node:assert/strict';
+import { ChildProcess, spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { after, before, test } from 'node:test';
+import {
+  DidChangeTextDocumentNotification,
+  DidOpenTextDocumentNotification,
+  ExecuteCommandRequest,
+  InitializeRequest,
+  InitializedNotification,
+  InlineCompletionList,
+  InlineCompletionRequest,
+  InlineCompletionTriggerKind,
+  ProtocolConnection,
+  ShutdownRequest,
+  ExitNotification,
+  WorkDoneProgressCreateRequest,
+  createProtocolConnection,
+} from 'vscode-languageserver-protocol/node';
+import { StreamMessageReader, StreamMessageWriter } from 'vscode-jsonrpc/node';
+import { DRAFT_NOTIFICATION, DraftParams, STATS_COMMAND, STATUS_NOTIFICATION, StatusParams, insertTextOf } from '../src/protocol';
+import { Contributed, serverKeys, serverLaunch, serverSettings } from '../src/settings';
+import { python, repoRoot, runPython } from './repo';
+import { vscodeCapabilities } from './vscodeCapabilities';
+
+const MODEL_MS = 180_000; // loading and running smollm2-135m on two shared cores
+const root = repoRoot();
+const testData = path.join(root, 'editor-clients', 'test-data');
+const scenario = JSON.parse(readFileSync(path.join(testData, 'scenario.json'), 'utf8'));
+const packageJson = JSON.parse(readFileSync(path.join(__dirname, '..', '..', 'package.json'), 'utf8'));
+
+/** Why the test cannot run here, or undefined; in CI a missing model is a failure, not a skip. */
+function skipReason(): string | undefined {
+  if (!existsSync(path.join(root, 'lsp_server', 'server.py'))) {
+    return 'lsp_server/server.py is not written yet: the server cannot be started';
+  }
+  const installed = runPython(`from inference import packs; print(packs.is_installed(${JSON.stringify(scenario.settings.model)}))`);
+  if (installed.trim() !== 'True') {
+    if (process.env.CI) {
+      throw new Error(`${scenario.settings.model} must be installed in CI (make models-test)`);
+    }
+    return `${scenario.settings.model} is not installed: run \`prewrite models install ${scenario.settings.model}\``;
+  }
+  return undefined;
+}
+
+/** Resolves with the first notification of `method` whose params satisfy `accept`. */
+function next<T>(events: Events, method: string, accept: (params: T) => boolean, timeoutMs: number): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no ${method} within ${timeoutMs} ms; seen: ${JSON.stringify(events.seen.slice(-5))}`)), timeoutMs);
+    events.waiters.push({
+      method,
+      accept: (params) => {
+        if (!accept(params as T)) {
+          return false;
+        }
+        clearTimeout(timer);
+        resolve(params as T);
+        return true;
+      },
+    });
+  });
+}
+
+interface Events {
+  seen: { method: string; params: unknown }[];
+  waiters: { method: string; accept: (params: unknown) => boolean }[];
+}
+
+let server: ChildProcess | undefined;
+let connection: ProtocolConnection;
+const events: Events = { seen: [], waiters: [] };
+const skip = skipReason();
+let stderr = '';
+let answered: { item: InlineCompletionList['items'][number]; cursor: { line: number; character: number } } | undefined;
+
+before(() => {
+  if (skip) {
+    return;
+  }
+  const settings: Record<string, unknown> = { ...scenario.settings, pythonPath: python() };
+  const launch = serverLaunch((key) => settings[key]);
+  server = spawn(launch.command, launch.args, {
+    cwd: root,
+    env: { ...process.env, HF_HUB_OFFLINE: '1', TOKENIZERS_PARALLELISM: 'false' },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  server.stderr!.on('data', (chunk) => {
+    stderr = (stderr + chunk).slice(-4000);
+  });
+  connection = createProtocolConnection(new StreamMessageReader(server.stdout!), new StreamMessageWriter(server.stdin!));
+  connection.onRequest(WorkDoneProgressCreateRequest.type, () => undefined);
+  const record = (method: string) => (params: unknown) => {
+    events.seen.push({ method, params });
+    events.waiters = events.waiters.filter((waiter) => waiter.method !== method || !waiter.accept(params));
+  };
+  for (const method of [DRAFT_NOTIFICATION, STATUS_NOTIFICATION, 'window/showMessage', 'window/logMessage']) {
+    connection.onNotification(method, record(method));
+  }
+  connection.onNotification('$/progress', record('$/progress'));
+  connection.listen();
+});
+
+after(async () => {
+  if (server && server.exitCode === null) {
+    await connection.sendRequest(ShutdownRequest.type).catch(() => undefined);
+    await connection.sendNotification(ExitNotification.type).catch(() => undefined);
+    const exited = new Promise((resolve) => server!.once('exit', resolve));
+    const timer = setTimeout(() => server!.kill(), 10_000);
+    await exited;
+    clearTimeout(timer);
+  }
+  connection?.dispose();
+});
+
+test('the real server answers a typed docstring with a body', { skip, timeout: 3 * MODEL_MS }, async () => {
+  const contributed: Contributed = packageJson.contributes.configuration.properties;
+  // What the extension sends for a user who set these settings (the rest at package.json defaults).
+  const defaults = (key: string) => contributed[`prewrite.${key}`]?.default;
+  const initializationOptions = serverSettings(serverKeys(contributed), (key) => scenario.settings[key] ?? defaults(key));
+  assert.equal(initializationOptions.maxTokens, scenario.settings.maxTokens);
+
+  const ready = next<StatusParams>(events, STATUS_NOTIFICATION, (params) => params.state !== 'loading', MODEL_MS);
+  const { capabilities, clientInfo } = vscodeCapabilities();
+  const init = await connection.sendRequest(InitializeRequest.type, {
+    processId: process.pid,
+    rootUri: pathToFileURL(testData).href,
+    capabilities,
+    initializationOptions,
+    clientInfo,
+  });
+  assert.ok(init.capabilities.inlineCompletionProvider, 'the server offers inline completion');
+  await connection.sendNotification(InitializedNotification.type, {});
+  const status = await ready;
+  assert.equal(status.state, 'ready', `model did not load: ${status.message}\n${stderr}`);
+  assert.equal(status.model, scenario.settings.model);
+
+  const uri = pathToFileURL(path.join(testData, scenario.file)).href;
+  let text = readFileSync(path.join(testData, scenario.file), 'utf8');
+  let version = 1;
+  await connection.sendNotification(DidOpenTextDocumentNotification.type, {
+    textDocument: { uri, languageId: 'python', version, text },
+  });
+  // Keystroke by keystroke, as VS Code sends incremental changes.
+  for (const char of (scenario.typed as string[]).join('')) {
+    const lines = text.split('\n');
+    const at = { line: lines.length - 1, character: lines[lines.length - 1].length };
+    text += char;
+    version += 1;
+    await connection.sendNotification(DidChangeTextDocumentNotification.type, {
+      textDocument: { uri, version },
+      contentChanges: [{ range: { start: at, end: at }, text: char }],
+    });
+  }
+  const draft = await next<DraftParams>(events, DRAFT_NOTIFICATION, (params) => params.version === version && params.status === 'verified', MODEL_MS);
+
+  const lines = text.split('\n');
+  const cursor = { line: lines.length - 1, character: lines[lines.length - 1].length };
+  const answer = (await connection.sendRequest(InlineCompletionRequest.type, {
+    textDocument: { uri },
+    position: cursor,
+    context: { triggerKind: InlineCompletionTriggerKind.Invoked },
+  })) as InlineCompletionList;
+  assert.equal(answer.items.length, 1, JSON.stringify(answer));
+  const item = answer.items[0];
+  const inserted = insertTextOf(item);
+  assert.match(inserted, /^"""\n\s*\S/, `closes the docstring, then a non-empty body: ${JSON.stringify(inserted)}`);
+  assert.equal(inserted, draft.text, 'the answer is the verified draft');
+  answered = { item, cursor };
+
+  const stats = (await connection.sendRequest(ExecuteCommandRequest.type, { command: STATS_COMMAND, arguments: [] })) as {
+    documents: { uri: string; residualForwards: number }[];
+  };
+  const doc = stats.documents.find((entry) => entry.uri === uri);
+  assert.equal(doc?.residualForwards, 0, `answered from the draft, no residual forwards: ${JSON.stringify(stats)}`);
+});
+
+// Typing at the very end of a document that does not end with a newline (a new file, or VS Code
+// without files.insertFinalNewline) is common. The server answers that case with a range one
+// line past the end: pygls' TextDocument.client_position_at_offset(len(source)) returns
+// (last line + 1, 0). VS Code clamps the range, so users do not see it; the todo marks it.
+test('the answer replaces from the cursor, inside the document', {
+  skip,
+  todo: 'lsp_server.convert.position_at maps the end of a document without a final newline one line too far',
+}, () => {
+  assert.ok(answered, 'the first test answered');
+  assert.deepEqual(answered.item.range?.start, answered.cursor);
+});
