@@ -6,7 +6,7 @@ STAMP := $(VENV)/.prewrite-installed
 DEMO_MODEL ?= qwen2.5-coder-0.5b
 TEST_MODEL ?= smollm2-135m
 
-.PHONY: venv demo engine-demo test lint models-test
+.PHONY: venv demo engine-demo test lint models-test clients-test
 
 $(STAMP): pyproject.toml requirements.lock
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -32,5 +32,10 @@ lint: venv
 models-test: venv
 	$(BIN)/prewrite models install $(TEST_MODEL)
 
-test: lint models-test
+# Editor clients: Neovim for tests/test_neovim_client.py (apt-get when root), the VS Code extension's Node tests.
+clients-test: venv models-test
+	command -v nvim >/dev/null || [ "$$(id -u)" != 0 ] || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq neovim)
+	cd editor-clients/vscode && npm ci --no-audit --no-fund && npm run build && npm test
+
+test: lint models-test clients-test
 	$(BIN)/python -m pytest -q -p no:cacheprovider

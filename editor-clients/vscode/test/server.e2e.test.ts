@@ -23,7 +23,15 @@ import {
   createProtocolConnection,
 } from 'vscode-languageserver-protocol/node';
 import { StreamMessageReader, StreamMessageWriter } from 'vscode-jsonrpc/node';
-import { DRAFT_NOTIFICATION, DraftParams, STATS_COMMAND, STATUS_NOTIFICATION, StatusParams, insertTextOf } from '../src/protocol';
+import {
+  DRAFT_NOTIFICATION,
+  DraftParams,
+  STATS_COMMAND,
+  STATUS_NOTIFICATION,
+  StatusParams,
+  TOGGLE_COMMAND,
+  insertTextOf,
+} from '../src/protocol';
 import { Contributed, serverKeys, serverLaunch, serverSettings } from '../src/settings';
 import { python, repoRoot, runPython } from './repo';
 import { vscodeCapabilities } from './vscodeCapabilities';
@@ -77,7 +85,7 @@ let connection: ProtocolConnection;
 const events: Events = { seen: [], waiters: [] };
 const skip = skipReason();
 let stderr = '';
-let answered: { item: InlineCompletionList['items'][number]; cursor: { line: number; character: number } } | undefined;
+let answered: { item: InlineCompletionList['items'][number]; cursor: { line: number; character: number }; uri: string } | undefined;
 
 before(() => {
   if (skip) {
@@ -171,7 +179,7 @@ test('the real server answers a typed docstring with a body', { skip, timeout: 3
   const inserted = insertTextOf(item);
   assert.match(inserted, /^"""\n\s*\S/, `closes the docstring, then a non-empty body: ${JSON.stringify(inserted)}`);
   assert.equal(inserted, draft.text, 'the answer is the verified draft');
-  answered = { item, cursor };
+  answered = { item, cursor, uri };
 
   const stats = (await connection.sendRequest(ExecuteCommandRequest.type, { command: STATS_COMMAND, arguments: [] })) as {
     documents: { uri: string; residualForwards: number }[];
@@ -190,4 +198,22 @@ test('the answer replaces from the cursor, inside the document', {
 }, () => {
   assert.ok(answered, 'the first test answered');
   assert.deepEqual(answered.item.range?.start, answered.cursor);
+});
+
+test('prewrite.toggle switches answers off and on', { skip }, async () => {
+  assert.ok(answered, 'the first test answered');
+  const toggle = (value: boolean) =>
+    connection.sendRequest(ExecuteCommandRequest.type, { command: TOGGLE_COMMAND, arguments: [value] });
+  const ask = () =>
+    connection.sendRequest(InlineCompletionRequest.type, {
+      textDocument: { uri: answered!.uri },
+      position: answered!.cursor,
+      context: { triggerKind: InlineCompletionTriggerKind.Invoked },
+    }) as Promise<InlineCompletionList>;
+  const disabled = next<StatusParams>(events, STATUS_NOTIFICATION, (params) => params.state === 'disabled', 10_000);
+  assert.deepEqual(await toggle(false), { enabled: false });
+  await disabled;
+  assert.deepEqual((await ask()).items, []);
+  assert.deepEqual(await toggle(true), { enabled: true });
+  assert.equal((await ask()).items.length, 1);
 });
