@@ -59,7 +59,7 @@ def _dispatch(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     from inference.bench.report import format_table, write_plot
     from inference.bench.results import build_results, write_results
-    from inference.bench.runner import run_suite
+    from inference.bench.runner import BenchRun, run_suite
     from inference.bench.suites import load_suite
     from inference.config import validate_engine_config
     from inference.engine import Engine
@@ -68,8 +68,13 @@ def _run(args: argparse.Namespace) -> int:
     out = args.out or default_out(args)
     engine = Engine.load(validate_engine_config(engine_config_from(args)))
     limits = Limits(timeout_s=args.test_timeout, memory_mb=args.test_memory_mb)
-    run = run_suite(engine, problems, limits, progress=True)
-    results = build_results(run, _meta(args, engine, len(problems)))
+    meta = _meta(args, engine, len(problems))
+
+    def checkpoint(done: BenchRun) -> None:  # rewritten after every example: a crash loses little
+        write_results(out, build_results(done, meta))
+
+    run = run_suite(engine, problems, limits, checkpoint=checkpoint)
+    results = build_results(run, meta)
     write_results(out, results)
     write_plot(results, out)
     print(format_table(results))

@@ -10,7 +10,7 @@ stream of one example run back to back so that drift on a noisy machine hits bot
 from __future__ import annotations
 
 import statistics
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 import torch
@@ -125,9 +125,16 @@ class Runner:
 
 
 def run_suite(
-    engine: Engine, problems: list[Problem], limits: Limits, progress: bool = True
+    engine: Engine,
+    problems: list[Problem],
+    limits: Limits,
+    progress: bool = True,
+    checkpoint: Callable[[BenchRun], None] | None = None,
 ) -> BenchRun:
-    """Measure every streamable problem; Ctrl-C stops the run and keeps what was finished."""
+    """Measure every streamable problem; Ctrl-C stops the run and keeps what was finished.
+
+    `checkpoint` is called with the run so far after every measured example.
+    """
     run = BenchRun()
     runner = Runner(engine, limits)
     bar = tqdm(problems, desc="bench", unit="problem", disable=not progress, dynamic_ncols=True)
@@ -141,6 +148,8 @@ def run_suite(
                 run.errors[problem.task_id] = str(exc)
                 continue
             bar.set_postfix_str(_running_median(run.examples), refresh=False)
+            if checkpoint is not None:
+                checkpoint(run)
     except KeyboardInterrupt:
         run.interrupted = True
     finally:

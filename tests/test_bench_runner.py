@@ -1,0 +1,101 @@
+"""The runner's bookkeeping against a scripted engine: exclusion, refusals, Ctrl-C, checkpoints.
+
+The engine here is a stand-in that answers instantly; what it checks (which problems are
+measured, what is charged to which side, what survives an interrupt) holds for any model. The
+real model runs in test_bench_e2e.py.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+from inference.api import Completion, Cost, ForwardCounter, Request
+from inference.bench.runner import BenchRun, run_suite
+from inference.bench.sandbox import Limits
+from inference.bench.suites import Problem, read_jsonl
+from inference.errors import ContextOverflowError
+
+DATA = Path(__file__).parent / "data" / "bench"
+ANSWER = "    return a + b\n"
+
+
+class ScriptedEngine:
+    """Answers every request with ANSWER; 'HUGE' in a request is refused, 'BOOM' is Ctrl-C."""
+
+    def __init__(self) -> None:
+        self.counter = ForwardCounter()
+        self.sessions: set[str] = set()
+        self.calls: list[str] = []
+        self.loaded = SimpleNamespace(
+            tokenizer=lambda text: {"input_ids": [1, 2, 3]},
+            model=lambda input_ids: None,
+            device="cpu",
+        )
+
+    def generate(self, request: Request, warm_from: Request | None = None) -> Completion:
+        self.calls.append("warm base" if warm_from else "cold base")
+        return self._answer(request, Cost(forwards=10, wall_ms=100.0))
+
+    def open(self, session: str) -> None:
+        self.sessions.add(session)
+
+    def close(self, session: str) -> None:
+        self.sessions.discard(session)
+
+    def update(self, session: str, request: Request, version: int) -> Completion:
+        self.calls.append(f"update {version}")
+        self.counter.record("drafting", 1)
+        return self._answer(request, Cost(forwards=1))
+
+    def finalize(self, session: str, request: Request, version: int) -> Completion:
+        self.calls.append(f"finalize {version}")
+        residual = Cost(forwards=1, wall_ms=20.0, draft_tokens=3, accepted_tokens=3)
+        return self._answer(request, residual)
+
+    def _answer(self, request: Request, cost: Cost) -> Completion:
+        if "HUGE" in request.text:
+            raise ContextOverflowError("the request is too long")
+        if "BOOM" in request.text:
+            raise KeyboardInterrupt
+        return Completion(ANSWER, [7, 8, 9], "stop", cost)
+
+
+def problem(task_id: str, spec: str) -> Problem:
+    prompt = f'def add(a, b):\n    """{spec}\n    """\n'
+    return Problem(task_id, prompt, "add", "def check(f):\n    assert f(1, 2) == 3\n")
+
+
+def test_run_measures_excludes_refuses_and_stops_on_ctrl_c() -> None:
+    mini = read_jsonl(DATA / "mini.jsonl")  # add (3 units), largest, square (1 unit), is_even
+    problems = [
+        mini[0],
+        mini[2],
+        problem("t/huge", "Add a and b. HUGE"),
+        mini[1],
+        problem("t/boom", "Add a and b. BOOM"),
+        mini[3],
+    ]
+    engine = ScriptedEngine()
+    checkpoints: list[list[str]] = []
+
+    def checkpoint(run: BenchRun) -> None:
+        checkpoints.append([e.task_id for e in run.examples])
+
+    run = run_suite(engine, problems, Limits(timeout_s=5.0), progress=False,  # type: ignore[arg-type]
+                    checkpoint=checkpoint)  # fmt: skip
+
+    assert [e.task_id for e in run.examples] == ["mini/add", "mini/largest"]
+    assert run.excluded == {"mini/square": "1 unit(s): nothing to stream"}
+    assert run.errors == {"t/huge": "the request is too long"}
+    assert run.interrupted
+    assert checkpoints == [["mini/add"], ["mini/add", "mini/largest"]]
+    assert engine.sessions == set()  # the interrupted session was closed
+    assert engine.calls[:5] == ["cold base", "warm base", "update 1", "update 2", "finalize 3"]
+    add = run.examples[0]
+    assert (add.units, add.drafting_forwards) == (3, 2)
+    assert (add.base_forwards, add.stream_residual_forwards, add.forward_speedup) == (10, 1, 10.0)
+    assert add.wall_speedup == 5.0
+    assert add.identical and add.base_pass and add.stream_pass
+    largest = run.examples[1]
+    assert not largest.base_pass and largest.base_status == "failed"
