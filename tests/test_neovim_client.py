@@ -81,3 +81,20 @@ def test_end_to_end_on_the_real_server(nvim: str, real_model_name: str, tmp_path
     data = report["data"]
     assert data["buffer"].startswith(source.read_text().rstrip("\n"))
     assert data["ghost"] and "midpoint" in data["buffer"]
+
+
+def test_readme_settings_table_matches_the_server_schema() -> None:
+    """The README's server settings table is the schema's (regenerate with the script)."""
+    import importlib.util
+
+    from lsp_server.config import settings_schema
+
+    script = PLUGIN / "scripts" / "settings_table.py"
+    spec = importlib.util.spec_from_file_location("settings_table", script)
+    assert spec is not None and spec.loader is not None
+    table = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(table)
+    readme = (PLUGIN / "README.md").read_text()
+    assert table.section(readme) == table.render(settings_schema()), (
+        f"run `.venv/bin/python {script.relative_to(ROOT)}` to regenerate the table"
+    )

@@ -1,5 +1,5 @@
--- End to end against the real server: Tab fallback, live draft preview, trigger, ghost text,
--- dismiss on typing, accept, and :PrewriteStatus. Run by tests/test_neovim_client.py.
+-- End to end against the real server: Tab fallback, live draft preview, trigger key, ghost text,
+-- dismiss on typing, idle trigger, accept, and :PrewriteStatus. Run by tests/test_neovim_client.py.
 local t = require("harness")
 local prewrite = require("prewrite")
 local ghost = require("prewrite.ghost")
@@ -100,13 +100,19 @@ t.run(function()
   t.check("typing clears the ghost text", t.wait_for(function()
     return ghost_text() == nil
   end, 5000), ghost_text())
+  -- Reconfigured to ask by itself after an idle pause: deleting the x asks again.
+  prewrite.setup({
+    python = os.getenv("PREWRITE_PYTHON"),
+    settings = scenario.settings,
+    draft_preview = true,
+    auto_trigger = true,
+    idle_ms = 200,
+  })
   t.input("<BS>")
   assert(t.wait_for(function()
     return buffer_text() == typed
   end, 5000))
-
-  t.input("<M-\\>")
-  t.check("trigger again after typing", t.wait_for(suggestion_shown(false), MODEL_MS), prewrite.state())
+  t.check("an idle pause draws the answer without a key", t.wait_for(suggestion_shown(false), MODEL_MS), prewrite.state())
   local answer = prewrite.state().suggestion
   t.input("<Tab>")
   t.check("Tab accepts: the buffer holds the typed docstring and the answer", t.wait_for(function()

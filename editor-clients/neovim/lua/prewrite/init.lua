@@ -21,6 +21,7 @@ local state = {
   draft = nil, -- last prewrite/draft params
   server = nil, -- last prewrite/status params: { state, model, message }
   timer = nil,
+  accepted_tick = nil, -- the buffer's changedtick right after an accept
 }
 
 local function client()
@@ -117,6 +118,7 @@ function M.accept()
   state.suggestion = nil
   if s and ghost.current(s) then
     ghost.accept(s)
+    state.accepted_tick = vim.api.nvim_buf_get_changedtick(s.bufnr)
     return true
   end
   if s then
@@ -135,7 +137,9 @@ local function on_text_changed()
     M.dismiss()
   end
   cancel_request()
-  if state.options.auto_trigger then
+  -- Accepting is not typing: no idle trigger right after the inserted answer.
+  local accepted = state.accepted_tick == vim.api.nvim_buf_get_changedtick(0)
+  if state.options.auto_trigger and not accepted then
     stop_timer()
     state.timer = vim.loop.new_timer()
     state.timer:start(state.options.idle_ms, 0, vim.schedule_wrap(function()
