@@ -106,7 +106,9 @@ export function drift(contributed: Contributed, schema: JsonSchema): string[] {
         );
       }
     }
-    if (!actual.description && !actual.markdownDescription) {
+    if (expected[name].description && actual.description !== expected[name].description) {
+      problems.push(`${name}.description: package.json has ${JSON.stringify(actual.description)}, the server schema ${JSON.stringify(expected[name].description)}`);
+    } else if (!actual.description && !actual.markdownDescription) {
       problems.push(`${name}: no description`);
     }
   }
