@@ -30,6 +30,12 @@ let keys: string[];
 
 const getter: Getter = (key) => vscode.workspace.getConfiguration(SECTION).get(key);
 
+/** Only what the user set (any scope): the server owns the defaults. */
+const userGetter: Getter = (key) => {
+  const values = vscode.workspace.getConfiguration(SECTION).inspect(key);
+  return values?.workspaceFolderValue ?? values?.workspaceValue ?? values?.globalValue;
+};
+
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   const contributed: Contributed = context.extension.packageJSON.contributes.configuration.properties;
   keys = serverKeys(contributed);
@@ -57,7 +63,7 @@ async function start(): Promise<void> {
       { scheme: 'file', language },
       { scheme: 'untitled', language },
     ]),
-    initializationOptions: serverSettings(keys, getter),
+    initializationOptions: serverSettings(keys, userGetter),
     outputChannelName: 'prewrite',
     middleware: statusMiddleware(),
   };
@@ -148,7 +154,7 @@ async function onConfigurationChanged(event: vscode.ConfigurationChangeEvent): P
     await restart();
   } else if (client?.isRunning()) {
     await client.sendNotification(DidChangeConfigurationNotification.type, {
-      settings: { [SECTION]: serverSettings(keys, getter) },
+      settings: { [SECTION]: serverSettings(keys, userGetter) },
     });
   }
 }

@@ -36,8 +36,8 @@ export function serverKeys(contributed: Contributed): string[] {
 
 /**
  * The flat camelCase object sent as initializationOptions and under the `prewrite` section of
- * didChangeConfiguration. Unset (null/undefined) values are left out so the server's own
- * defaults apply.
+ * didChangeConfiguration. `get` returns what the user set; unset (null/undefined) values are
+ * left out so the server's own defaults apply.
  */
 export function serverSettings(keys: readonly string[], get: Getter): Record<string, unknown> {
   const settings: Record<string, unknown> = {};

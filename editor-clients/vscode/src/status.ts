@@ -33,7 +33,8 @@ export function reduce(status: Status, event: StatusEvent): Status {
   }
   switch (event.kind) {
     case 'started':
-      return { ...status, phase: 'ready', detail: undefined, progress: undefined };
+      // The process answered initialize; the model loads next, and the server says when ready.
+      return status.phase === 'starting' ? { ...status, phase: 'loading' } : status;
     case 'progress':
       if (event.stage === 'end') {
         return { ...status, phase: 'ready', progress: undefined, detail: event.message };

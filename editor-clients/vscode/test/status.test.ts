@@ -8,6 +8,7 @@ function run(...events: StatusEvent[]): Status {
 
 test('starts spinning, then loads the model with its percentage, then is ready', () => {
   assert.equal(render(INITIAL).text, '$(loading~spin) prewrite starting');
+  assert.equal(render(run({ kind: 'started' })).text, '$(loading~spin) prewrite loading');
   const loading = run({ kind: 'started' }, { kind: 'progress', stage: 'begin', message: 'smollm2-135m' });
   assert.equal(render(loading).text, '$(loading~spin) prewrite loading');
   const reported = reduce(loading, { kind: 'progress', stage: 'report', percentage: 41.6 });
@@ -18,7 +19,8 @@ test('starts spinning, then loads the model with its percentage, then is ready',
 });
 
 test('shows drafting while the server regenerates and the last latency once answered', () => {
-  const drafting = run({ kind: 'started' }, { kind: 'draft', status: 'regenerating' });
+  const ready = { kind: 'server', state: 'ready', model: 'smollm2-135m', message: '' } as const;
+  const drafting = run({ kind: 'started' }, ready, { kind: 'draft', status: 'regenerating' });
   assert.equal(render(drafting).text, '$(sync~spin) prewrite drafting');
   const verified = reduce(drafting, { kind: 'draft', status: 'verified' });
   assert.equal(verified.phase, 'ready');
@@ -34,6 +36,7 @@ test('a draft notification does not hide the model loading', () => {
 
 test('toggled off stays off through drafts and answers until toggled on', () => {
   const off = run({ kind: 'started' }, { kind: 'toggled', enabled: false }, { kind: 'draft', status: 'regenerating' });
+  assert.equal(off.phase, 'off');
   assert.equal(render(off).text, '$(circle-slash) prewrite off');
   assert.equal(reduce(off, { kind: 'toggled', enabled: true }).phase, 'ready');
 });
