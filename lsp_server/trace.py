@@ -68,6 +68,8 @@ class Trace:
 
     async def _append(self, path: Path, line: str) -> None:
         async with self._lock:
+            if path != self.path:  # tracing was turned off (or failed) since this was queued
+                return
             try:
                 async with aiofiles.open(path, "a", encoding="utf-8") as handle:
                     await handle.write(line)

@@ -56,12 +56,25 @@ class _Job:
     future: asyncio.Future[Any] | None = None
 
 
+def _load_engine(config: EngineConfig) -> Engine:
+    # Imported here: torch and the model load on the worker thread, never at server start.
+    from inference.engine import Engine
+
+    return Engine.load(config)
+
+
 class Worker:
     """Runs engine jobs on its own thread; every public method is called from the event loop."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, on_draft: Callable[[DraftEvent], None]):
+    def __init__(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        on_draft: Callable[[DraftEvent], None],
+        load_engine: Callable[[EngineConfig], Engine] | None = None,
+    ):
         self._loop = loop
         self._on_draft = on_draft
+        self._load_engine = load_engine or _load_engine
         self._cond = threading.Condition()
         self._urgent: deque[_Job] = deque()
         self._drafts: dict[str, _Job] = {}  # newest pending draft per document, oldest first
@@ -274,10 +287,7 @@ class Worker:
         return engine.update(job.doc, job.request, job.ticket)
 
     def _load(self, config: EngineConfig) -> None:
-        # Imported here: torch and the model load on this thread, never at server start.
-        from inference.engine import Engine
-
-        engine = Engine.load(config)
+        engine = self._load_engine(config)
         with self._cond:
             self._engine = engine
             self.config = config

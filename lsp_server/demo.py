@@ -1,0 +1,274 @@
+"""`prewrite demo`: a headless editor types docstrings into the real server and times each trigger.
+
+The server runs as a subprocess (`prewrite serve`) and is driven over stdio like an editor
+would: a realistic file is opened, a docstring is typed keystroke by keystroke at a steady
+pace, the typist pauses, then asks for the inline completion. The same server then answers
+the same position conventionally (`prewrite/plainCompletion`: decode at trigger, no draft).
+Both latencies are measured at the client, from request to answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import statistics
+import sys
+import time
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from lsprotocol import types
+from pygls.lsp.client import LanguageClient
+
+from lsp_server.client import (
+    ClientProtocol,
+    Watch,
+    command_params,
+    inline_params,
+    keystrokes,
+    open_params,
+    position_of,
+    server_command,
+)
+from lsp_server.wire import PLAIN_COMPLETION, STATS_COMMAND
+
+FILE_HEAD = '''"""Word statistics for the weekly report."""
+
+import re
+from collections import Counter
+
+
+def tokenize(text: str) -> list[str]:
+    """Split text into lowercase words."""
+    return re.findall(r"[a-z']+", text.lower())
+
+
+'''
+FILE_TAIL = '''
+
+if __name__ == "__main__":
+    import sys
+
+    print(report(sys.stdin.read()))
+'''
+# (function header, docstring typed by the demo)
+SPECS = (
+    (
+        "def top_words(text: str, k: int) -> list[tuple[str, int]]:",
+        "Return the k most common words in text with their counts.\n"
+        "    Ties are broken alphabetically.",
+    ),
+    (
+        "def longest_word(text: str) -> str:",
+        "Return the longest word in text; the first one wins a tie.",
+    ),
+    (
+        "def count_vowels(word: str) -> int:",
+        "Return how many vowels (a, e, i, o, u) the word contains.",
+    ),
+    (
+        "def is_palindrome(word: str) -> bool:",
+        "Return True if word reads the same backwards, ignoring case.",
+    ),
+)
+
+
+@dataclass(frozen=True)
+class DemoOptions:
+    """What `prewrite demo` runs."""
+
+    model: str
+    sessions: int = 3
+    pause_ms: int = 300
+    keystroke_ms: int = 60
+    max_tokens: int = 128
+    acceptance: str = "exact"
+    prompt_format: str = "auto"
+    device: str = "auto"
+    threads: int | None = None
+    json_path: str | None = None
+
+
+@dataclass(frozen=True)
+class SessionResult:
+    """One typed session: both latencies and what the trigger had left to do."""
+
+    function: str
+    keystrokes: int
+    typing_s: float
+    streaming_ms: float
+    conventional_ms: float
+    residual_forwards: int
+    identical: bool
+    answer: str
+
+
+def run_demo(options: DemoOptions) -> int:
+    """Run the demo and print the figures; returns the process exit status."""
+    return asyncio.run(_demo(options))
+
+
+async def _demo(options: DemoOptions) -> int:
+    client = LanguageClient("prewrite-demo", "0.1.0", protocol_cls=ClientProtocol)
+    watch = Watch()
+    watch.attach(client)
+    await client.start_io(*server_command())
+    drain = asyncio.ensure_future(_drain_stderr(client))
+    try:
+        status = await _initialize(client, watch, options)
+        if status.state != "ready":
+            print(f"prewrite demo: the server could not load the model: {status.message}")
+            return 2
+        print(
+            f"prewrite demo: {options.model}, {options.sessions} sessions, "
+            f"{options.keystroke_ms} ms per keystroke, {options.pause_ms} ms pause before trigger"
+        )
+        results = [await _session(client, i, options) for i in range(options.sessions)]
+        _report(results, options)
+        return 0
+    finally:
+        await _shutdown(client)
+        drain.cancel()
+
+
+async def _initialize(client: LanguageClient, watch: Watch, options: DemoOptions) -> Any:
+    settings = {
+        "model": options.model,
+        "maxTokens": options.max_tokens,
+        "acceptance": options.acceptance,
+        "promptFormat": options.prompt_format,
+        "device": options.device,
+        "threads": options.threads,
+    }
+    capabilities = types.ClientCapabilities(
+        text_document=types.TextDocumentClientCapabilities(
+            inline_completion=types.InlineCompletionClientCapabilities()
+        )
+    )
+    await client.initialize_async(
+        types.InitializeParams(capabilities=capabilities, initialization_options=settings)
+    )
+    client.initialized(types.InitializedParams())
+    return await watch.settled()
+
+
+async def _session(client: LanguageClient, index: int, options: DemoOptions) -> SessionResult:
+    header, docstring = SPECS[index % len(SPECS)]
+    uri = f"file:///prewrite-demo/session{index + 1}.py"
+    head = f'{FILE_HEAD}{header}\n    """'
+    text = head + "\n" + FILE_TAIL
+    client.text_document_did_open(open_params(uri, text))
+    typed = f'{docstring}\n    """\n    '
+    started = time.perf_counter()
+    changes = keystrokes(uri, text, len(head), typed, 0)
+    for count, (change, text) in enumerate(changes, start=1):  # noqa: B007 - text: the last one
+        # A steady typist: each keystroke at its own time, however long sending took.
+        await _sleep_until(started + count * options.keystroke_ms / 1000)
+        client.text_document_did_change(change)
+    typing_s = time.perf_counter() - started
+    await asyncio.sleep(options.pause_ms / 1000)
+    position = position_of(text, len(head) + len(typed))
+    streaming_ms, answer = await _timed(client, "textDocument/inlineCompletion", uri, position)
+    conventional_ms, plain = await _timed(client, PLAIN_COMPLETION, uri, position)
+    stats = await client.workspace_execute_command_async(command_params(STATS_COMMAND))
+    client.text_document_did_close(
+        types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
+    result = SessionResult(
+        function=header.split("(")[0].removeprefix("def "),
+        keystrokes=len(typed),
+        typing_s=round(typing_s, 3),
+        streaming_ms=round(streaming_ms, 3),
+        conventional_ms=round(conventional_ms, 3),
+        residual_forwards=_last_trigger(stats, uri).get("residualForwards", -1),
+        identical=answer == plain,
+        answer=answer,
+    )
+    print(
+        f"session {index + 1} ({result.function}): {result.keystrokes} keystrokes in "
+        f"{result.typing_s:.1f} s; at trigger: streaming {result.streaming_ms:.1f} ms "
+        f"({result.residual_forwards} residual forwards), conventional "
+        f"{result.conventional_ms:.1f} ms, identical answers: {result.identical}"
+    )
+    return result
+
+
+async def _timed(
+    client: LanguageClient, method: str, uri: str, position: types.Position
+) -> tuple[float, str]:
+    """Milliseconds from request to answer, and the answer's text."""
+    params = inline_params(uri, position)
+    started = time.perf_counter()
+    answer = await client.protocol.send_request_async(method, params)
+    elapsed = (time.perf_counter() - started) * 1000.0
+    items = answer.items if answer is not None else []
+    text = items[0].insert_text if items else ""
+    return elapsed, text if isinstance(text, str) else text.value
+
+
+def _last_trigger(stats: Any, uri: str) -> dict[str, Any]:
+    for doc in stats.get("documents", []):
+        if doc["uri"] == uri and doc["triggers"]:
+            trigger: dict[str, Any] = doc["triggers"][-1]
+            return trigger
+    return {}
+
+
+def _report(results: list[SessionResult], options: DemoOptions) -> None:
+    print(f"\n--- answer of session 1 ({results[0].function}) ---")
+    print(results[0].answer)
+    streaming = [r.streaming_ms for r in results]
+    conventional = [r.conventional_ms for r in results]
+    summary = {
+        "streaming_median_ms": statistics.median(streaming),
+        "streaming_p95_ms": _p95(streaming),
+        "conventional_median_ms": statistics.median(conventional),
+        "conventional_p95_ms": _p95(conventional),
+    }
+    speedup = summary["conventional_median_ms"] / max(summary["streaming_median_ms"], 1e-3)
+    print(f"--- trigger to answer over {len(results)} sessions ---")
+    print(
+        f"streaming (prewrite):     median {summary['streaming_median_ms']:8.1f} ms   "
+        f"p95 {summary['streaming_p95_ms']:8.1f} ms"
+    )
+    print(
+        f"conventional (no draft):  median {summary['conventional_median_ms']:8.1f} ms   "
+        f"p95 {summary['conventional_p95_ms']:8.1f} ms"
+    )
+    print(f"median speedup: {speedup:.0f}x; identical answers: "
+          f"{sum(r.identical for r in results)}/{len(results)}")
+    if options.json_path:
+        with open(options.json_path, "w", encoding="utf-8") as handle:
+            data = {"options": asdict(options), "summary": summary,
+                    "sessions": [asdict(r) for r in results]}
+            json.dump(data, handle, indent=2)
+
+
+def _p95(values: list[float]) -> float:
+    """Nearest-rank 95th percentile."""
+    ordered = sorted(values)
+    rank = max(1, -(-95 * len(ordered) // 100))
+    return ordered[rank - 1]
+
+
+async def _sleep_until(deadline: float) -> None:
+    delay = deadline - time.perf_counter()
+    if delay > 0:
+        await asyncio.sleep(delay)
+
+
+async def _drain_stderr(client: LanguageClient) -> None:
+    """Keep the server's stderr pipe from filling up; its lines go to ours."""
+    process = client._server
+    if process is None or process.stderr is None:
+        return
+    while line := await process.stderr.readline():
+        sys.stderr.buffer.write(line)
+
+
+async def _shutdown(client: LanguageClient) -> None:
+    if client._server is None or client._server.returncode is not None:
+        return
+    await client.shutdown_async(None)
+    client.exit(None)
+    await client._server.wait()

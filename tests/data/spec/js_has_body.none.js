@@ -1,0 +1,4 @@
+function add(a, b) {
+  // Return the sum.‸
+  return a + b;
+}

@@ -1,0 +1,2 @@
+class Point:
+    """A point in the plane.‸"""

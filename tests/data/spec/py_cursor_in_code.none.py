@@ -1,0 +1,5 @@
+def add(a, b):
+    """Return the sum."""
+
+
+x = add(1, 2)‸

@@ -1,0 +1,3 @@
+def add(a, b):
+    """Return the sum.‸"""
+    return a + b

@@ -1,0 +1,3 @@
+class Temperature:
+    def to_fahrenheit(self, celsius):
+        '''Convert celsius to fahrenheit‸

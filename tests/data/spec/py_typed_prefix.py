@@ -1,0 +1,3 @@
+def double(x: int) -> int:
+    """Return x doubled."""
+    ret‸

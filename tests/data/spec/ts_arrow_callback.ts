@@ -1,0 +1,3 @@
+const handlers = items.map((item) => {
+  // Format the item as "name: price".‸
+});

@@ -1,0 +1,237 @@
+"""The engine worker's scheduling: coalescing, preemption, cancellation, failures.
+
+Scheduling does not depend on the model, so these tests drive the worker with a stand-in
+engine whose forwards wait on a gate: the test decides when work is in flight.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable
+
+import pytest
+
+from inference.api import Completion, Cost, ForwardCounter, Request
+from inference.config import EngineConfig
+from inference.errors import ContextOverflowError, ModelNotFoundError, Superseded
+from lsp_server.worker import DraftEvent, Worker
+
+FORWARDS_PER_ANSWER = 3
+
+
+class GatedEngine:
+    """The engine's interface; answers are requests upper-cased; each forward waits on `gate`."""
+
+    def __init__(self, config: EngineConfig):
+        self.config = config
+        self.counter = ForwardCounter()
+        self.calls: list[tuple[str, str, str]] = []  # (kind, session, request text)
+        self.gate = threading.Event()
+        self.gate.set()
+        self.waiting = threading.Event()  # set while a forward waits on the gate
+        self.fail_on: str | None = None
+        self._latest: dict[str, int] = {}
+        self._done: dict[str, Request] = {}
+        self._lock = threading.Lock()
+
+    def open(self, sid: str) -> None:
+        self._done.pop(sid, None)
+
+    def close(self, sid: str) -> None:
+        self._done.pop(sid, None)
+
+    def supersede(self, sid: str, version: int) -> None:
+        with self._lock:
+            self._latest[sid] = max(version, self._latest.get(sid, 0))
+
+    def update(self, sid: str, request: Request, version: int = 0) -> Completion:
+        return self._sync("update", sid, request, version, "drafting")
+
+    def finalize(self, sid: str, request: Request, version: int = 0) -> Completion:
+        return self._sync("finalize", sid, request, version, "residual")
+
+    def generate(self, request: Request) -> Completion:
+        self.calls.append(("generate", "", request.text))
+        return self._answer(request, FORWARDS_PER_ANSWER)
+
+    def is_verified(self, sid: str, request: Request) -> bool:
+        return self._done.get(sid) == request
+
+    def draft_of(self, sid: str, request: Request) -> Completion:
+        return Completion("partial", [], "unfinished", Cost())
+
+    def _sync(self, kind: str, sid: str, request: Request, version: int, phase: str) -> Completion:
+        self.calls.append((kind, sid, request.text))
+        if request.text == self.fail_on:
+            raise ContextOverflowError("the request is too long")
+        work = 0 if self._done.get(sid) == request else FORWARDS_PER_ANSWER
+        for _ in range(work):
+            with self._lock:
+                if self._latest.get(sid, 0) > version:
+                    raise Superseded(f"{sid}: {version}")
+            self.waiting.set()
+            self.gate.wait()
+            self.counter.record(phase, 1)
+        self._done[sid] = request
+        return self._answer(request, work)
+
+    @staticmethod
+    def _answer(request: Request, forwards: int) -> Completion:
+        return Completion(request.text.upper(), [1], "stop", Cost(forwards=forwards))
+
+
+class Harness:
+    """A worker on the running loop with one GatedEngine, and the draft events it reported."""
+
+    def __init__(self) -> None:
+        self.engines: list[GatedEngine] = []
+        self.events: list[DraftEvent] = []
+        self.threads: set[int] = set()
+        self._waiters: list[tuple[Callable[[DraftEvent], bool], asyncio.Future[DraftEvent]]] = []
+        self.worker = Worker(asyncio.get_running_loop(), self._on_draft, self._load)
+
+    @property
+    def engine(self) -> GatedEngine:
+        return self.engines[-1]
+
+    def _load(self, config: EngineConfig) -> GatedEngine:
+        if config.model == "missing":
+            raise ModelNotFoundError("model 'missing' is nowhere")
+        self.engines.append(GatedEngine(config))
+        return self.engines[-1]
+
+    def _on_draft(self, event: DraftEvent) -> None:
+        self.threads.add(threading.get_ident())
+        self.events.append(event)
+        for waiter in list(self._waiters):
+            if waiter[0](event) and not waiter[1].done():
+                waiter[1].set_result(event)
+                self._waiters.remove(waiter)
+
+    async def event(self, doc: str, status: str, tag: object = None) -> DraftEvent:
+        def match(e: DraftEvent) -> bool:
+            return e.doc == doc and e.status == status and (tag is None or e.tag == tag)
+
+        for seen in self.events:
+            if match(seen):
+                return seen
+        future: asyncio.Future[DraftEvent] = asyncio.get_running_loop().create_future()
+        self._waiters.append((match, future))
+        return await future
+
+    async def wait_in_forward(self) -> None:
+        await asyncio.get_running_loop().run_in_executor(None, self.engine.waiting.wait)
+        self.engine.waiting.clear()
+
+
+@pytest.fixture
+async def harness():
+    harness = Harness()
+    await harness.worker.load(EngineConfig(model="gated"))
+    yield harness
+    harness.engine.gate.set()
+    harness.worker.stop()
+
+
+def request(text: str) -> Request:
+    return Request(text=text)
+
+
+async def test_intermediate_versions_are_dropped_and_only_the_newest_is_drafted(harness):
+    harness.engine.gate.clear()
+    harness.worker.draft("a", request("v1"), 1)
+    await harness.wait_in_forward()
+    for version in range(2, 51):
+        harness.worker.draft("a", request(f"v{version}"), version)
+    harness.engine.gate.set()
+
+    event = await harness.event("a", "verified", 50)
+
+    assert event.completion is not None and event.completion.text == "V50"
+    assert [c for c in harness.engine.calls if c[0] == "update"] == [
+        ("update", "a", "v1"),
+        ("update", "a", "v50"),
+    ]
+    assert (await harness.event("a", "accepted", 1)).completion is not None
+    assert harness.worker.stats() == {
+        "submitted": 50, "processed": 1, "superseded": 1, "dropped": 48, "failed": 0, "pending": 0,
+    }
+
+
+async def test_a_trigger_preempts_drafting_of_another_document_which_resumes_after(harness):
+    harness.engine.gate.clear()
+    harness.worker.draft("a", request("a1"), 1)
+    await harness.wait_in_forward()
+    answer = harness.worker.finalize("b", request("b1"), 1)
+    harness.engine.gate.set()
+
+    assert (await answer).text == "B1"
+    await harness.event("a", "verified", 1)
+    calls = harness.engine.calls
+    assert calls == [("update", "a", "a1"), ("finalize", "b", "b1"), ("update", "a", "a1")]
+
+
+async def test_a_cancelled_trigger_goes_on_as_drafting(harness):
+    harness.engine.gate.clear()
+    answer = harness.worker.finalize("a", request("a1"), 7)
+    await harness.wait_in_forward()
+    answer.cancel()
+    await asyncio.sleep(0)  # one loop turn: the future's done callbacks run
+    harness.engine.gate.set()
+
+    event = await harness.event("a", "verified", 7)
+
+    assert event.completion is not None and event.completion.text == "A1"
+    assert [c[0] for c in harness.engine.calls] == ["finalize", "update"]
+
+
+async def test_a_trigger_answers_from_the_verified_draft_without_forwards(harness):
+    harness.worker.draft("a", request("a1"), 1)
+    await harness.event("a", "verified", 1)
+
+    assert harness.worker.verified("a", request("a1")) is not None
+    assert harness.worker.verified("a", request("a2")) is None
+    answer = await harness.worker.finalize("a", request("a1"), 2)
+    assert answer.cost.forwards == 0
+
+
+async def test_an_engine_failure_is_reported_and_the_next_job_works(harness):
+    harness.engine.fail_on = "boom"
+    harness.worker.draft("a", request("boom"), 1)
+    failed = await harness.event("a", "failed", 1)
+    assert isinstance(failed.error, ContextOverflowError)
+    with pytest.raises(ContextOverflowError):
+        await harness.worker.finalize("a", request("boom"), 2)
+
+    harness.worker.draft("a", request("fine"), 3)
+    assert (await harness.event("a", "verified", 3)).completion is not None
+    assert harness.worker.stats()["failed"] == 1
+
+
+async def test_a_model_that_fails_to_load_leaves_the_loaded_one_serving(harness):
+    with pytest.raises(ModelNotFoundError):
+        await harness.worker.load(EngineConfig(model="missing"))
+
+    assert harness.worker.ready
+    assert harness.worker.config is not None and harness.worker.config.model == "gated"
+    assert (await harness.worker.plain(request("x"))).text == "X"
+
+
+async def test_results_come_back_on_the_event_loop_thread(harness):
+    harness.worker.draft("a", request("a1"), 1)
+    await harness.event("a", "verified", 1)
+    assert harness.threads == {threading.get_ident()}
+
+
+async def test_closing_a_document_drops_its_pending_draft(harness):
+    harness.engine.gate.clear()
+    harness.worker.draft("a", request("a1"), 1)
+    await harness.wait_in_forward()
+    harness.worker.draft("b", request("b1"), 1)
+    harness.worker.close("b")
+    harness.engine.gate.set()
+    await harness.event("a", "verified", 1)
+    await harness.worker.plain(request("sync"))  # queued after the close: everything before ran
+
+    assert all(call[1] != "b" for call in harness.engine.calls)

@@ -1,0 +1,281 @@
+"""Spec detection: data files of many shapes, generated Python and brace code, arbitrary text.
+
+Each file under tests/data/spec marks the cursor with ‸. `name.ext.expected` holds the spec
+kind, what closes it, the request text and the suffix; files named `*.none.*` have no spec.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from lsp_server.spec import Edit, answer_edit, find_spec, language_of
+
+DATA = Path(__file__).parent / "data" / "spec"
+CURSOR = "‸"
+CASES = sorted(p for p in DATA.iterdir() if p.suffix != ".expected")
+
+
+def load(path: Path) -> tuple[str, int]:
+    document = path.read_text(encoding="utf-8")
+    return document.replace(CURSOR, ""), document.index(CURSOR)
+
+
+def render(path: Path) -> str | None:
+    text, cursor = load(path)
+    language = language_of(None, path.name)
+    assert language is not None
+    spec = find_spec(text, cursor, language)
+    if spec is None:
+        return None
+    return (
+        f"kind: {spec.kind}\nclosing: {spec.closing!r}\n--- request ---\n{spec.request.text}"
+        f"--- suffix ---\n{spec.request.suffix}"
+    )
+
+
+@pytest.mark.parametrize("path", CASES, ids=[p.name for p in CASES])
+def test_spec_cases(path: Path):
+    found = render(path)
+    if ".none." in path.name:
+        assert found is None
+    else:
+        assert found == path.with_name(path.name + ".expected").read_text(encoding="utf-8")
+
+
+def test_every_expectation_has_its_case():
+    for expected in DATA.glob("*.expected"):
+        assert expected.with_suffix("").exists(), expected.name
+
+
+@pytest.mark.parametrize(
+    ("language_id", "uri", "language"),
+    [
+        ("python", "file:///a.txt", "python"),
+        ("typescriptreact", "file:///a.tsx", "brace"),
+        (None, "file:///src/main.rs", "brace"),
+        ("plaintext", "file:///notes.md", None),
+        (None, "untitled:Untitled-1", None),
+        (None, "file:///dir.d/Makefile", None),
+    ],
+)
+def test_language_of(language_id, uri, language):
+    assert language_of(language_id, uri) == language
+
+
+# -- where the answer goes ----------------------------------------------------------------------
+
+BODY = "    return a + b\n"
+
+
+def apply(text: str, edit: Edit) -> str:
+    return text[: edit.start] + edit.text + text[edit.end :]
+
+
+def test_an_unclosed_docstring_is_closed_before_the_body():
+    text, cursor = load(DATA / "py_unclosed_one_line.py")
+    spec = find_spec(text, cursor, "python")
+    assert spec is not None
+    edit = answer_edit(text, spec, cursor, BODY)
+    assert edit == Edit(cursor, cursor, '"""\n    return a + b')
+    assert apply(text, edit).startswith(spec.request.text + "    return a + b\n")
+
+
+def test_inside_closed_quotes_the_edit_restates_them():
+    text, cursor = load(DATA / "py_autoclosed_quotes.py")
+    spec = find_spec(text, cursor, "python")
+    assert spec is not None
+    edit = answer_edit(text, spec, cursor, BODY)
+    assert edit is not None and edit.text == '"""\n    return a + b'
+    assert "\n" not in text[edit.start : edit.end]
+
+
+def test_on_the_body_line_the_typed_text_must_start_the_answer():
+    text, cursor = load(DATA / "py_typed_prefix.py")
+    spec = find_spec(text, cursor, "python")
+    assert spec is not None
+    edit = answer_edit(text, spec, cursor, "    return x * 2\n")
+    assert edit is not None and text[edit.start : edit.end] == "    ret"
+    assert edit.text == "    return x * 2"
+    assert answer_edit(text, spec, cursor, "    x = x * 2\n") is None
+
+
+def test_a_blank_answer_is_no_edit():
+    text, cursor = load(DATA / "py_body_line.py")
+    spec = find_spec(text, cursor, "python")
+    assert spec is not None
+    assert answer_edit(text, spec, cursor, "\n\n") is None
+
+
+def test_the_prefix_and_suffix_are_cut_at_line_boundaries():
+    filler = "".join(f"x{i} = {i}\n" for i in range(2000))
+    text = f'{filler}\n\ndef f():\n    """Return one."""\n\n\n{filler}'
+    cursor = text.index('."""') + 1
+    spec = find_spec(text, cursor, "python", prefix_chars=500, suffix_chars=300)
+    assert spec is not None
+    assert len(spec.request.text) <= 500 + 1
+    assert spec.request.text.endswith('def f():\n    """Return one."""\n')
+    assert spec.request.text.startswith("x") and spec.request.text.split("\n")[0] in filler
+    assert len(spec.request.suffix) <= 300 and spec.request.suffix.endswith("\n")
+    assert spec.request.suffix.startswith("x0 = 0\n")
+
+
+def test_edits_far_below_leave_the_request_alone():
+    text, cursor = load(DATA / "py_unclosed_one_line.py")
+    before = find_spec(text, cursor, "python", suffix_chars=40)
+    text_after = text + "\n" * 5 + "def late():\n    pass\n"
+    after = find_spec(text_after, cursor, "python", suffix_chars=40)
+    assert before is not None and after is not None and before.request == after.request
+
+
+# -- generated Python ----------------------------------------------------------------------------
+
+SPEC_WORDS = (
+    "return the sum of a and b list items sorted by key none raise ValueError when empty "
+    "count words in text (x, y) [0, 1] n-th 'quoted' e.g. 42 -> >= == % {k: v}"
+)
+WORDS = st.sampled_from(SPEC_WORDS.split(" "))
+SENTENCE = st.lists(WORDS, min_size=1, max_size=10).map(" ".join)
+BLOCKS = st.sampled_from(
+    [
+        "import os\nimport sys\n",
+        "from collections import Counter\n",
+        "LIMIT = 10\n",
+        'def helper(x):\n    """Help with x."""\n    return x + 1\n',
+        "def bare(y):\n    return y\n",
+        "class Box:\n    def __init__(self, v):\n        self.v = v\n",
+        '@decorator\ndef decorated():\n    """Decorated.\n\n    More text.\n    """\n    pass\n',
+        "if __name__ == '__main__':\n    main()\n",
+        "# a comment\nVALUE = '''a\nmulti-line string'''\n",
+        'async def later():\n    """Docstring of a later function."""\n    await x()\n',
+    ]
+)
+HEADERS = st.sampled_from(
+    [
+        "def f(a, b):",
+        "def count_words(text: str) -> dict[str, int]:",
+        "async def fetch(url: str, *, retries: int = 3) -> bytes:",
+        "def pad(s, width=10, fill=' ('):",
+        "def multi(\n    a: int,\n    b: int,\n) -> int:",
+    ]
+)
+
+
+@st.composite
+def python_document(draw):
+    """A module with code above and below a function whose docstring is being typed."""
+    before = "".join(b + "\n\n" for b in draw(st.lists(BLOCKS, max_size=4)))
+    after = "".join("\n\n" + b for b in draw(st.lists(BLOCKS, max_size=4)))
+    in_class = draw(st.booleans())
+    indent = "    " if in_class else ""
+    header = "\n".join(indent + line for line in draw(HEADERS).split("\n"))
+    body = indent + "    "
+    quote = draw(st.sampled_from(['"""', "'''"]))
+    lines = draw(st.lists(SENTENCE, min_size=1, max_size=3))
+    content = f"\n{body}".join(lines)
+    closed = draw(st.booleans())
+    head = f"{before}{'class C:' + chr(10) if in_class else ''}{header}\n{body}{quote}{content}"
+    text = head + (quote if closed else "") + "\n" + after
+    return text, len(head), head, quote, content, closed, body, after
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(python_document())
+def test_generated_python_docstrings(case):
+    text, cursor, head, quote, content, closed, body, after = case
+    spec = find_spec(text, cursor, "python", prefix_chars=100_000, suffix_chars=100_000)
+    assert spec is not None
+    assert spec.kind == "docstring"
+    if closed:
+        closing = ""
+    elif "\n" in content.rstrip() or content.rstrip().endswith(quote[0]):
+        closing = f"\n{body}{quote}"
+    else:
+        closing = quote
+    expected_head = head.rstrip() if not closed else head
+    assert spec.closing == closing
+    assert spec.request.text == expected_head + (quote if closed else closing) + "\n"
+    assert spec.request.suffix == after.lstrip("\n")
+
+
+# -- generated brace code --------------------------------------------------------------------------
+
+BRACE_HEADERS = st.sampled_from(
+    [
+        "function total(items) {",
+        "export async function load(path: string): Promise<string> {",
+        "int sum(const int *xs, size_t n) {",
+        "fn parse(input: &str) -> Result<u32, Error> {",
+        "func (s *Store) Get(key string) (string, error) {",
+        "const area = (w, h) => {",
+        "public static int max(int a, int b) {",
+    ]
+)
+BRACE_BLOCKS = st.sampled_from(
+    [
+        "import x from 'y';\n",
+        "function other() {\n  // Other.\n  return 1;\n}\n",
+        "/* A file comment. */\nconst LIMIT = 3;\n",
+        "if (ready) {\n  start();\n}\n",
+    ]
+)
+
+
+@st.composite
+def brace_document(draw):
+    before = "".join(b + "\n" for b in draw(st.lists(BRACE_BLOCKS, max_size=3)))
+    after = "".join("\n" + b for b in draw(st.lists(BRACE_BLOCKS, max_size=3)))
+    lines = draw(st.lists(SENTENCE, min_size=1, max_size=3))
+    style = draw(st.sampled_from(["line", "block", "above"]))
+    header = draw(BRACE_HEADERS)
+    if style == "line":
+        comment = "\n".join(f"  // {line}" for line in lines)
+        head = f"{before}{header}\n{comment}"
+        return head + "\n}\n" + after, len(head), head + "\n", "}\n" + after
+    if style == "block":
+        comment = "  /* " + "\n     ".join(lines)
+        head = f"{before}{header}\n{comment}"
+        closing = "\n   */" if len(lines) > 1 or lines[-1].endswith("*") else " */"
+        return head + "\n}\n" + after, len(head), head + closing + "\n", "}\n" + after
+    comment = "\n".join(f"// {line}" for line in lines)
+    head = f"{before}{comment}"
+    text = f"{head}\n{header}\n}}\n{after}"
+    return text, len(head), f"{head}\n{header}\n", "}\n" + after
+
+
+@settings(max_examples=200, deadline=None)
+@given(brace_document())
+def test_generated_brace_comments(case):
+    text, cursor, request_text, suffix = case
+    spec = find_spec(text, cursor, "brace", prefix_chars=100_000, suffix_chars=100_000)
+    assert spec is not None
+    assert spec.kind == "comment"
+    assert spec.request.text == request_text
+    assert spec.request.suffix == suffix
+
+
+# -- anything at all -----------------------------------------------------------------------------
+
+CODEISH = st.text(alphabet=st.sampled_from(list("def ():\n\t#\"'/*{}@xyz_=\r")), max_size=300)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.one_of(st.text(max_size=300), CODEISH),
+    st.floats(0, 1),
+    st.sampled_from(["python", "brace"]),
+)
+def test_any_text_gives_a_consistent_spec_or_none(text, where, language):
+    cursor = int(where * len(text))
+    spec = find_spec(text, cursor, language)
+    if spec is None:
+        return
+    assert 0 <= spec.start <= spec.end <= spec.insert_at <= len(text)
+    assert spec.start <= cursor
+    assert spec.request.text.endswith("\n")
+    edit = answer_edit(text, spec, cursor, "    body\n")
+    if edit is not None:
+        assert 0 <= edit.start <= edit.end <= len(text)
