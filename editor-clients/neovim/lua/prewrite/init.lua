@@ -151,7 +151,8 @@ local function on_text_changed()
   end
 end
 
--- The server's live draft, drawn where it goes (the end of the spec) while no answer is shown.
+-- The server's live draft, drawn while the cursor is where it goes (the end of the spec) and no
+-- answer is shown. Elsewhere (editing the body, mid-docstring) it would restate typed code.
 local function on_draft(_, params, ctx)
   state.draft = params
   if not (state.options.draft_preview and params and params.status ~= "regenerating") then
@@ -167,9 +168,15 @@ local function on_draft(_, params, ctx)
     return -- an answer to a trigger wins over the preview
   end
   local c = vim.lsp.get_client_by_id(ctx.client_id)
+  local cursor = vim.api.nvim_win_get_cursor(0)
   local row = params.position.line
   local line = vim.api.nvim_buf_get_lines(bufnr, row, row + 1, false)[1] or ""
-  show({ insertText = params.text }, bufnr, row, compat.byte_col(line, params.position.character, c.offset_encoding), c)
+  local col = compat.byte_col(line, params.position.character, c.offset_encoding)
+  if cursor[1] - 1 ~= row or cursor[2] ~= col then
+    M.dismiss()
+    return
+  end
+  show({ insertText = params.text }, bufnr, row, col, c)
   if state.suggestion then
     state.suggestion.preview = true
   end
