@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from inference import packs
+from inference.config import DEFAULT_THRESHOLD
 from inference.packs import DEFAULT_MODEL
 
 
@@ -29,6 +30,9 @@ def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
     """The engine options shared by every command that runs a model."""
     parser.add_argument("--model", default=DEFAULT_MODEL, help="pack name, folder or hub id")
     parser.add_argument("--acceptance", choices=["exact", "threshold", "sample"], default="exact")
+    parser.add_argument(
+        "--threshold", type=float, default=DEFAULT_THRESHOLD, help="tau of threshold acceptance"
+    )
     parser.add_argument("--dtype", default="auto")
     parser.add_argument("--device", default="auto")
     parser.add_argument("--threads", type=int, default=None)
@@ -42,6 +46,7 @@ def engine_config_from(args: argparse.Namespace) -> dict:
     return {
         "model": args.model,
         "acceptance": args.acceptance,
+        "threshold": args.threshold,
         "dtype": args.dtype,
         "device": args.device,
         "threads": args.threads,
