@@ -360,6 +360,7 @@ class Service:
             "state": self.state,
             "enabled": self.enabled,
             "model": worker.config.model if worker.config else self.settings.model,
+            "settings": self.settings.model_dump(by_alias=True),
             "forwards": forwards,
             "drafts": worker.stats(),
             "documents": [

@@ -1,6 +1,7 @@
 """Spec detection: data files of many shapes, generated Python and brace code, arbitrary text.
 
-Each file under tests/data/spec marks the cursor with ‸. `name.ext.expected` holds the spec
+Each `name.ext.case` file under tests/data/spec marks the cursor with ‸ (the `.case` suffix
+keeps linters off these deliberately unfinished files). `name.ext.expected` holds the spec
 kind, what closes it, the request text and the suffix; files named `*.none.*` have no spec.
 """
 
@@ -16,7 +17,7 @@ from lsp_server.spec import Edit, answer_edit, find_spec, language_of
 
 DATA = Path(__file__).parent / "data" / "spec"
 CURSOR = "‸"
-CASES = sorted(p for p in DATA.iterdir() if p.suffix != ".expected")
+CASES = sorted(DATA.glob("*.case"))
 
 
 def load(path: Path) -> tuple[str, int]:
@@ -26,7 +27,7 @@ def load(path: Path) -> tuple[str, int]:
 
 def render(path: Path) -> str | None:
     text, cursor = load(path)
-    language = language_of(None, path.name)
+    language = language_of(None, path.stem)
     assert language is not None
     spec = find_spec(text, cursor, language)
     if spec is None:
@@ -43,12 +44,12 @@ def test_spec_cases(path: Path):
     if ".none." in path.name:
         assert found is None
     else:
-        assert found == path.with_name(path.name + ".expected").read_text(encoding="utf-8")
+        assert found == path.with_suffix(".expected").read_text(encoding="utf-8")
 
 
 def test_every_expectation_has_its_case():
     for expected in DATA.glob("*.expected"):
-        assert expected.with_suffix("").exists(), expected.name
+        assert expected.with_suffix(".case").exists(), expected.name
 
 
 @pytest.mark.parametrize(
@@ -76,7 +77,7 @@ def apply(text: str, edit: Edit) -> str:
 
 
 def test_an_unclosed_docstring_is_closed_before_the_body():
-    text, cursor = load(DATA / "py_unclosed_one_line.py")
+    text, cursor = load(DATA / "py_unclosed_one_line.py.case")
     spec = find_spec(text, cursor, "python")
     assert spec is not None
     edit = answer_edit(text, spec, cursor, BODY)
@@ -85,7 +86,7 @@ def test_an_unclosed_docstring_is_closed_before_the_body():
 
 
 def test_inside_closed_quotes_the_edit_restates_them():
-    text, cursor = load(DATA / "py_autoclosed_quotes.py")
+    text, cursor = load(DATA / "py_autoclosed_quotes.py.case")
     spec = find_spec(text, cursor, "python")
     assert spec is not None
     edit = answer_edit(text, spec, cursor, BODY)
@@ -94,7 +95,7 @@ def test_inside_closed_quotes_the_edit_restates_them():
 
 
 def test_on_the_body_line_the_typed_text_must_start_the_answer():
-    text, cursor = load(DATA / "py_typed_prefix.py")
+    text, cursor = load(DATA / "py_typed_prefix.py.case")
     spec = find_spec(text, cursor, "python")
     assert spec is not None
     edit = answer_edit(text, spec, cursor, "    return x * 2\n")
@@ -104,7 +105,7 @@ def test_on_the_body_line_the_typed_text_must_start_the_answer():
 
 
 def test_a_blank_answer_is_no_edit():
-    text, cursor = load(DATA / "py_body_line.py")
+    text, cursor = load(DATA / "py_body_line.py.case")
     spec = find_spec(text, cursor, "python")
     assert spec is not None
     assert answer_edit(text, spec, cursor, "\n\n") is None
@@ -124,7 +125,7 @@ def test_the_prefix_and_suffix_are_cut_at_line_boundaries():
 
 
 def test_edits_far_below_leave_the_request_alone():
-    text, cursor = load(DATA / "py_unclosed_one_line.py")
+    text, cursor = load(DATA / "py_unclosed_one_line.py.case")
     before = find_spec(text, cursor, "python", suffix_chars=40)
     text_after = text + "\n" * 5 + "def late():\n    pass\n"
     after = find_spec(text_after, cursor, "python", suffix_chars=40)
@@ -176,6 +177,8 @@ def python_document(draw):
     quote = draw(st.sampled_from(['"""', "'''"]))
     lines = draw(st.lists(SENTENCE, min_size=1, max_size=3))
     content = f"\n{body}".join(lines)
+    if content.endswith(quote[0]):
+        content += "."  # a quote right before the closing ones would end the string early
     closed = draw(st.booleans())
     head = f"{before}{'class C:' + chr(10) if in_class else ''}{header}\n{body}{quote}{content}"
     text = head + (quote if closed else "") + "\n" + after
@@ -191,7 +194,7 @@ def test_generated_python_docstrings(case):
     assert spec.kind == "docstring"
     if closed:
         closing = ""
-    elif "\n" in content.rstrip() or content.rstrip().endswith(quote[0]):
+    elif "\n" in content.rstrip():
         closing = f"\n{body}{quote}"
     else:
         closing = quote

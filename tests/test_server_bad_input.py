@@ -1,0 +1,175 @@
+"""Bad input never takes the server down: each gets an error or an empty answer, then it serves on.
+
+One real server for the module; after every mistake the canary document (whose draft is
+verified, so answering it needs no model work) must still get its answer.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+import pytest_asyncio
+import pytest_lsp
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcMethodNotFound
+
+from lsp_server.client import inline_params
+from lsp_server.errors import REQUEST_FAILED
+from tests.lsp_fixtures import (
+    SERVER,
+    Doc,
+    PrewriteClient,
+    configure,
+    inline,
+    plain,
+    raw_notification,
+    raw_request,
+    shown,
+    start,
+    stats,
+    verified,
+)
+
+pytestmark = [pytest.mark.real_model, pytest.mark.asyncio(loop_scope="module")]
+
+
+@pytest_lsp.fixture(scope="module", config=SERVER)
+async def client(lsp_client: PrewriteClient, real_model_name: str):
+    await start(lsp_client)
+    yield
+    await lsp_client.shutdown_session()
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def canary(client: PrewriteClient) -> Doc:
+    doc = Doc.from_case("geometry", uri="file:///workspace/canary.py")
+    doc.open(client)
+    doc.type(client, doc.typed_case("geometry"))
+    await verified(client, doc)
+    return doc
+
+
+async def still_serving(client: PrewriteClient, canary: Doc) -> None:
+    assert await inline(client, canary)
+    report = await stats(client)
+    assert report["state"] == "ready" and report["model"] == "smollm2-135m"
+
+
+async def test_an_unknown_document_gets_empty_answers(client, canary):
+    text = 'def f():\n    """Return 1."""\n    '
+    ghost = Doc("file:///workspace/never-opened.py", text, cursor=len(text))
+    assert await inline(client, ghost) is None
+    assert await plain(client, ghost) is None
+    result = await client.text_document_completion_async(
+        types.CompletionParams(
+            text_document=types.TextDocumentIdentifier(uri=ghost.uri), position=ghost.position
+        )
+    )
+    assert result is None or not result.items
+    ghost.type(client, "x")  # didChange for a document that was never opened
+    client.text_document_did_close(
+        types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=ghost.uri))
+    )
+    await still_serving(client, canary)
+
+
+async def test_a_position_outside_the_document_is_clamped(client, canary):
+    far = types.Position(line=100_000, character=100_000)
+    result = await client.text_document_inline_completion_async(inline_params(canary.uri, far))
+    assert isinstance(result, types.InlineCompletionList)
+    try:
+        answer = await raw_request(
+            client,
+            "textDocument/inlineCompletion",
+            {
+                "textDocument": {"uri": canary.uri},
+                "position": {"line": -1, "character": -7},
+                "context": {"triggerKind": 1},
+            },
+        )
+    except JsonRpcInvalidParams:
+        answer = None
+    assert answer is None or "items" in answer
+    await still_serving(client, canary)
+
+
+async def test_malformed_params_are_answered_with_invalid_params(client, canary):
+    with pytest.raises(JsonRpcInvalidParams):
+        await raw_request(client, "textDocument/inlineCompletion", {"textDocument": 5})
+    with pytest.raises(JsonRpcInvalidParams):
+        await raw_request(client, "prewrite/plainCompletion", "junk")
+    with pytest.raises(JsonRpcInvalidParams):
+        await raw_request(client, "workspace/executeCommand", {"command": "prewrite.nothing"})
+    with pytest.raises(JsonRpcMethodNotFound):
+        await raw_request(client, "prewrite/nothing", {})
+    raw_notification(client, "textDocument/didChange", {"contentChanges": 3})
+    raw_notification(client, "textDocument/didOpen", {"textDocument": None})
+    await still_serving(client, canary)
+
+
+async def test_invalid_settings_are_named_and_the_previous_ones_stay(client, canary):
+    configure(client, {"maxTokens": -3, "acceptance": "greedy"})
+    message = await shown(client, "maxTokens")
+    assert message.type == types.MessageType.Error and "acceptance" in message.message
+    assert (await stats(client))["settings"]["maxTokens"] == 48
+
+    configure(client, {"model": "/no/such/model/folder"})
+    message = await shown(client, "/no/such/model/folder")
+    assert message.message.startswith("prewrite: model:")
+    report = await stats(client)
+    assert report["settings"]["model"] == "smollm2-135m"
+    await still_serving(client, canary)
+
+
+async def test_a_five_megabyte_document_is_served(client, canary):
+    block = 'def helper_{0}(x: int) -> int:\n    """Return x plus {0}."""\n    return x + {0}\n\n\n'
+    filler = "".join(block.format(i) for i in range(60_000))
+    assert len(filler) > 5_000_000
+    doc = Doc(
+        "file:///workspace/huge.py",
+        filler + 'def area(width: float, height: float) -> float:\n    """\n',
+    )
+    doc.cursor = len(doc.text) - 1
+    doc.open(client)
+    doc.type(client, 'Return the area of the rectangle."""\n    ')
+
+    await verified(client, doc)
+    assert await inline(client, doc)
+    doc.cursor = 10  # in the middle of the first function's header: nothing to write there
+    assert await inline(client, doc) is None
+    await still_serving(client, canary)
+
+
+async def test_binary_junk_is_survived(client, canary):
+    rng = random.Random(4)
+    odd = [0, 1, 7, 12, 27, 0x85, 0x2028, 0xD800, 0xFFFE]  # NUL, controls, separators, a surrogate
+    junk = "".join(chr(rng.choice([*odd, rng.randrange(0x110000)])) for _ in range(20_000))
+    doc = Doc("file:///workspace/junk.py", f'{junk}\ndef f(x):\n    """Return x\n{junk}')
+    doc.cursor = doc.text.index('"""Return x') + len('"""Return x')
+    doc.open(client)
+    doc.type(client, " twice.")
+    try:
+        answer = await inline(client, doc)
+    except JsonRpcException:
+        answer = None
+    assert answer is None or isinstance(answer, str)
+    await still_serving(client, canary)
+
+
+async def test_an_engine_exception_is_reported_and_the_next_request_works(client, canary):
+    configure(client, {"prefixChars": 1_000_000})
+    filler = "".join(f"value_{i} = compute({i}, 'label {i}')\n" for i in range(4000))
+    doc = Doc("file:///workspace/too-long.py", f'{filler}\n\ndef f(x):\n    """Return x\n')
+    doc.cursor = len(doc.text) - 1
+    doc.open(client)
+    doc.type(client, " doubled.")
+
+    reported = await shown(client, "context")
+    assert reported.type == types.MessageType.Error
+    with pytest.raises(JsonRpcException) as failure:
+        await inline(client, doc)
+    assert failure.value.code == REQUEST_FAILED and "context" in failure.value.message
+
+    configure(client, {"prefixChars": 8000})
+    await still_serving(client, canary)

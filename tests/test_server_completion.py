@@ -1,0 +1,164 @@
+"""End to end on smollm2-135m: typing, drafting, answers at trigger, coalescing, two documents.
+
+One real `prewrite serve` process for the module, driven over stdio by pytest-lsp. In exact
+mode the streamed answer must be token for token the plain greedy decoding of the final
+text, which the same server computes with `prewrite/plainCompletion`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+
+import pytest
+import pytest_lsp
+from lsprotocol import types
+from pygls.exceptions import JsonRpcRequestCancelled
+
+from lsp_server.client import inline_params
+from tests.lsp_fixtures import (
+    SERVER,
+    Doc,
+    PrewriteClient,
+    inline,
+    last_trigger,
+    plain,
+    raw_notification,
+    raw_request,
+    start,
+    stats,
+    toggle,
+    verified,
+)
+
+pytestmark = [pytest.mark.real_model, pytest.mark.asyncio(loop_scope="module")]
+
+
+@pytest_lsp.fixture(scope="module", config=SERVER)
+async def client(lsp_client: PrewriteClient, real_model_name: str):
+    status = await start(lsp_client)
+    assert status.capabilities.inline_completion_provider is not None
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def test_the_answer_after_a_pause_is_plain_decoding_and_needs_no_forward(client):
+    doc = Doc.from_case("geometry")
+    doc.open(client)
+    doc.type(client, doc.typed_case("geometry"))
+
+    draft = await verified(client, doc)
+    answer = await inline(client, doc)
+
+    assert answer is not None and answer.strip()
+    assert answer == await plain(client, doc)
+    assert draft.text.endswith(answer.strip())
+    trigger = last_trigger(await stats(client), doc.uri)
+    assert trigger["residualForwards"] == 0
+    assert trigger["fromDraft"] is True
+    assert trigger["version"] == doc.version
+
+
+async def test_completion_offers_the_same_text_as_one_snippet_item(client):
+    doc = Doc.from_case("geometry", uri="file:///workspace/geometry-completion.py")
+    doc.open(client)
+    doc.type(client, doc.typed_case("geometry"))
+    await verified(client, doc)
+
+    result = await client.text_document_completion_async(
+        types.CompletionParams(
+            text_document=types.TextDocumentIdentifier(uri=doc.uri),
+            position=doc.position,
+            context=types.CompletionContext(trigger_kind=types.CompletionTriggerKind.Invoked),
+        )
+    )
+
+    assert isinstance(result, types.CompletionList) and len(result.items) == 1
+    item = result.items[0]
+    assert item.insert_text_format == types.InsertTextFormat.Snippet
+    assert isinstance(item.text_edit, types.TextEdit)
+    assert item.text_edit.new_text.replace("\\$", "$").replace("\\}", "}").replace(
+        "\\\\", "\\"
+    ) == await inline(client, doc)
+
+
+async def test_two_hundred_fast_changes_end_in_one_consistent_answer(client):
+    doc = Doc.from_case("strings")
+    doc.open(client)
+    head, tail, end = "Return text in upper case", ", then exclamation marks", '."""\n    '
+    tail = (tail * 4)[: (200 - len(head) - len(end)) // 2]
+    doc.type(client, head + tail)
+    for _ in tail:
+        client.text_document_did_change(doc.backspace())
+    doc.type(client, end)
+    assert doc.version == 200
+    assert doc.text.startswith('def shout(text: str) -> str:\n    """Return text in upper case."""')
+
+    await verified(client, doc)
+    answer = await inline(client, doc)
+
+    assert answer is not None and answer == await plain(client, doc)
+    drafts = (await stats(client))["drafts"]
+    accounted = drafts["processed"] + drafts["superseded"] + drafts["dropped"] + drafts["failed"]
+    assert drafts["pending"] == 0 and accounted == drafts["submitted"]
+    assert drafts["processed"] < drafts["submitted"]
+
+
+async def test_two_documents_typed_at_once_are_not_mixed(client):
+    first = Doc.from_case("geometry", uri="file:///workspace/first.py")
+    second = Doc.from_case("numbers", uri="file:///workspace/second.py")
+    first.open(client)
+    second.open(client)
+    for pair in itertools.zip_longest(
+        first.changes(first.typed_case("geometry")), second.changes(second.typed_case("numbers"))
+    ):
+        for change in pair:
+            if change is not None:
+                client.text_document_did_change(change)
+
+    await verified(client, first)
+    await verified(client, second)
+    first_answer, second_answer = await inline(client, first), await inline(client, second)
+
+    assert first_answer == await plain(client, first)
+    assert second_answer == await plain(client, second)
+    assert first_answer != second_answer
+
+
+async def test_toggle_turns_answers_off_and_back_on(client):
+    doc = Doc.from_case("geometry", uri="file:///workspace/toggle.py")
+    doc.open(client)
+    doc.type(client, doc.typed_case("geometry"))
+    await verified(client, doc)
+
+    assert await toggle(client, False) == {"enabled": False}
+    assert await inline(client, doc) is None
+    assert (await stats(client))["enabled"] is False
+    assert await toggle(client) == {"enabled": True}
+    assert await inline(client, doc) is not None
+
+
+async def test_a_cancelled_trigger_is_answered_as_cancelled_and_the_server_goes_on(client):
+    doc = Doc.from_case("numbers", uri="file:///workspace/cancelled.py")
+    doc.open(client)
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"prewrite": {"drafting": False}})
+    )
+    doc.type(client, doc.typed_case("numbers"))
+    pending = client.protocol.send_request(
+        types.TEXT_DOCUMENT_INLINE_COMPLETION,
+        inline_params(doc.uri, doc.position),
+        msg_id="trigger-to-cancel",
+    )
+    raw_notification(client, "$/cancelRequest", {"id": "trigger-to-cancel"})
+
+    try:
+        answer = await asyncio.wrap_future(pending)
+    except JsonRpcRequestCancelled:
+        answer = None
+    assert answer is None or isinstance(answer, types.InlineCompletionList)
+    assert (await stats(client))["state"] == "ready"
+    assert await raw_request(client, "workspace/executeCommand", {"command": "prewrite.stats"})
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"prewrite": {"drafting": True}})
+    )
