@@ -51,8 +51,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 }
 
 export async function deactivate(): Promise<void> {
-  await client?.stop();
+  const stopping = client;
   client = undefined;
+  if (stopping?.needsStop()) {
+    await stopping.stop();
+  }
 }
 
 async function start(): Promise<void> {
@@ -108,11 +111,14 @@ function statusMiddleware(): Middleware {
   };
 }
 
-/** A live draft: show drafting/ready, and re-ask for ghost text when the draft is settled. */
+/**
+ * A live draft (sent only with prewrite.draftPreview on): show drafting/ready, and once the draft
+ * is verified for the text in the active editor, have VS Code ask for (and draw) the suggestion.
+ */
 function onDraft(params: DraftParams): void {
   statusBar.update({ kind: 'draft', status: params.status });
-  const editor = vscode.window.activeTextEditor;
-  if (params.status !== 'regenerating' && editor?.document.uri.toString() === params.uri) {
+  const document = vscode.window.activeTextEditor?.document;
+  if (params.status === 'verified' && document?.uri.toString() === params.uri && document.version === params.version) {
     void vscode.commands.executeCommand('editor.action.inlineSuggest.trigger');
   }
 }

@@ -26,15 +26,23 @@ export const INITIAL: Status = { phase: 'starting' };
 /** The server's draft statuses that mean "a draft is being (re)written" (the rest mean ready). */
 const DRAFTING_STATUSES = new Set(['regenerating', 'drafting']);
 
-/** The status after one event; 'off' changes only with a toggle, a stop or the server's word. */
+/**
+ * The status after one event. 'stopped' changes only with a new start (messages still in flight
+ * from the old server are ignored); 'off' only with a toggle, a stop or the server's word.
+ */
 export function reduce(status: Status, event: StatusEvent): Status {
+  if (status.phase === 'stopped' && event.kind !== 'started' && event.kind !== 'failed') {
+    return status;
+  }
   if (status.phase === 'off' && !['toggled', 'stopped', 'server'].includes(event.kind)) {
     return event.kind === 'answered' ? { ...status, lastLatencyMs: event.ms, lastChars: event.chars } : status;
   }
   switch (event.kind) {
     case 'started':
       // The process answered initialize; the model loads next, and the server says when ready.
-      return status.phase === 'starting' ? { ...status, phase: 'loading' } : status;
+      return ['starting', 'stopped', 'error'].includes(status.phase)
+        ? { ...status, phase: 'loading', detail: undefined }
+        : status;
     case 'progress':
       if (event.stage === 'end') {
         return { ...status, phase: 'ready', progress: undefined, detail: event.message };

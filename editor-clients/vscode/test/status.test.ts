@@ -45,7 +45,10 @@ test('failure and stop are shown with the reason', () => {
   const failed = run({ kind: 'failed', message: 'could not start prewrite: ENOENT' });
   assert.equal(render(failed).text, '$(error) prewrite error');
   assert.match(render(failed).tooltip, /ENOENT/);
-  assert.equal(render(reduce(failed, { kind: 'stopped' })).text, '$(debug-stop) prewrite stopped');
+  const stopped = reduce(failed, { kind: 'stopped' });
+  assert.equal(render(stopped).text, '$(debug-stop) prewrite stopped');
+  assert.equal(reduce(stopped, { kind: 'draft', status: 'verified' }).phase, 'stopped', 'stragglers are ignored');
+  assert.equal(reduce(stopped, { kind: 'started' }).phase, 'loading', 'a restart loads again');
 });
 
 test('latency is in milliseconds below ten seconds, seconds above', () => {

@@ -1,0 +1,92 @@
+// The extension's own wiring, run in Node with a stand-in `vscode` module and the real server:
+// activate starts `prewrite serve` as configured, the status bar follows the server, and the
+// commands reach it (VS Code itself cannot be installed on these machines).
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { test } from 'node:test';
+import { installFakeVscode } from './fakeVscode';
+import type * as Extension from '../src/extension';
+import { python, repoRoot } from './repo';
+
+const MODEL_MS = 180_000;
+const scenario = JSON.parse(readFileSync(path.join(repoRoot(), 'editor-clients', 'test-data', 'scenario.json'), 'utf8'));
+const skip = existsSync(path.join(repoRoot(), 'lsp_server', 'server.py'))
+  ? undefined
+  : 'lsp_server/server.py is not written yet: the server cannot be started';
+
+async function until(condition: () => boolean, timeoutMs: number, what: () => string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) {
+      throw new Error(`timed out waiting for ${condition.toString()}: ${what()}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+test('activate starts the server; the status bar and commands follow it', { skip, timeout: 2 * MODEL_MS }, async (t) => {
+  const fake = installFakeVscode();
+  let extension: typeof Extension | undefined;
+  t.after(() => extension?.deactivate());
+  for (const [key, value] of Object.entries(scenario.settings)) {
+    fake.settings[`prewrite.${key}`] = value;
+  }
+  fake.settings['prewrite.pythonPath'] = python();
+  const packageJSON = JSON.parse(readFileSync(path.join(__dirname, '..', '..', 'package.json'), 'utf8'));
+  // Loaded after the fake is installed, so its `vscode` is the fake.
+  extension = require('../src/extension') as typeof Extension;
+  const context = { subscriptions: [] as { dispose(): unknown }[], extension: { packageJSON } };
+  const status = () => JSON.stringify(fake.statusBar.text) + ' ' + fake.messages.join(' | ');
+
+  await extension.activate(context as never);
+  assert.deepEqual(
+    packageJSON.contributes.commands.map((command: { command: string }) => command.command).filter((id: string) => !fake.commands.has(id)),
+    [],
+    'every contributed command is registered',
+  );
+  await until(() => fake.statusBar.text.includes('prewrite'), 10_000, status);
+  await until(() => fake.statusBar.text === '$(check) prewrite ready', MODEL_MS, status);
+  assert.match(String(fake.statusBar.tooltip), /smollm2-135m/);
+
+  // A Python file is opened and a docstring typed into it. The server drafts (draftPreview is on
+  // in the scenario) and the extension asks VS Code to show each verified draft of the active
+  // document; then the inline completion provider that the language client registered answers
+  // through the extension's middleware, which times it for the status bar.
+  const source = path.join(repoRoot(), 'editor-clients', 'test-data', scenario.file);
+  let text = readFileSync(source, 'utf8');
+  const document = { uri: fake.Uri.file(source), languageId: 'python', version: 1, getText: () => text };
+  fake.activeTextEditor = { document };
+  fake.opened.fire(document);
+  for (const chunk of scenario.typed as string[]) {
+    const lines = text.split('\n');
+    const end = new fake.Position(lines.length - 1, lines[lines.length - 1].length);
+    const change = { range: new fake.Range(end, end), rangeOffset: text.length, rangeLength: 0, text: chunk };
+    text += chunk;
+    document.version += 1;
+    fake.changed.fire({ document, contentChanges: [change], reason: undefined });
+  }
+  await until(() => fake.executed.includes('editor.action.inlineSuggest.trigger'), MODEL_MS, () => `${status()} ${fake.executed}`);
+  assert.equal(fake.inlineProviders.length, 1, 'the language client registered an inline completion provider');
+  const lines = text.split('\n');
+  const position = new fake.Position(lines.length - 1, lines[lines.length - 1].length);
+  const cancel = { isCancellationRequested: false, onCancellationRequested: () => ({ dispose() {} }) };
+  const answer = (await fake.inlineProviders[0].provideInlineCompletionItems(document, position, { triggerKind: 0 }, cancel)) as {
+    items: { insertText: string }[];
+  };
+  assert.match(answer.items[0].insertText, /^"""\n\s*\S/);
+  assert.match(fake.statusBar.text, /^\$\(check\) prewrite \d+ ms$/, 'answered from the draft at once');
+  assert.match(String(fake.statusBar.tooltip), new RegExp(`${answer.items[0].insertText.length} characters`));
+
+  await fake.commands.get('prewrite.toggleCompletions')!();
+  await until(() => fake.statusBar.text === '$(circle-slash) prewrite off', 10_000, status);
+  await fake.commands.get('prewrite.toggleCompletions')!();
+  await until(() => fake.statusBar.text.startsWith('$(check) prewrite'), 10_000, status);
+
+  await fake.commands.get('prewrite.showStats')!();
+  const stats = JSON.parse(fake.output.slice(fake.output.findIndex((line) => line.startsWith('prewrite stats')) + 1).join('\n').split('\nprewrite stats')[0]);
+  assert.equal(stats.model, 'smollm2-135m');
+
+  await extension.deactivate();
+  await until(() => fake.statusBar.text === '$(debug-stop) prewrite stopped', 10_000, status);
+});
