@@ -2,18 +2,16 @@
 // activate starts `prewrite serve` as configured, the status bar follows the server, and the
 // commands reach it (VS Code itself cannot be installed on these machines).
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { installFakeVscode } from './fakeVscode';
 import type * as Extension from '../src/extension';
-import { python, repoRoot } from './repo';
+import { python, repoRoot, serverTestSkipReason } from './repo';
 
 const MODEL_MS = 180_000;
 const scenario = JSON.parse(readFileSync(path.join(repoRoot(), 'editor-clients', 'test-data', 'scenario.json'), 'utf8'));
-const skip = existsSync(path.join(repoRoot(), 'lsp_server', 'server.py'))
-  ? undefined
-  : 'lsp_server/server.py is not written yet: the server cannot be started';
+const skip = serverTestSkipReason(scenario.settings.model);
 
 async function until(condition: () => boolean, timeoutMs: number, what: () => string): Promise<void> {
   const deadline = Date.now() + timeoutMs;

@@ -32,3 +32,21 @@ export function serverSchema(): { section: string; properties: Record<string, un
   const out = execFileSync(python(), ['-m', 'lsp_server.cli', 'settings-schema'], { cwd: repoRoot(), encoding: 'utf8' });
   return JSON.parse(out);
 }
+
+/**
+ * Why a test on the real server cannot run here, or undefined. In CI (the CI variable set) a
+ * missing model pack is a failure, not a skip.
+ */
+export function serverTestSkipReason(model: string): string | undefined {
+  if (!existsSync(path.join(repoRoot(), 'lsp_server', 'server.py'))) {
+    return 'lsp_server/server.py is not written yet: the server cannot be started';
+  }
+  const installed = runPython(`from inference import packs; print(packs.is_installed(${JSON.stringify(model)}))`);
+  if (installed.trim() !== 'True') {
+    if (process.env.CI) {
+      throw new Error(`${model} must be installed in CI (make models-test)`);
+    }
+    return `${model} is not installed: run \`prewrite models install ${model}\``;
+  }
+  return undefined;
+}

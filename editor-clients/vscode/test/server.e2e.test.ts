@@ -3,7 +3,7 @@
 // and asking for an inline completion.
 import assert from 'node:assert/strict';
 import { ChildProcess, spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { after, before, test } from 'node:test';
@@ -33,7 +33,7 @@ import {
   insertTextOf,
 } from '../src/protocol';
 import { Contributed, serverKeys, serverLaunch, serverSettings } from '../src/settings';
-import { python, repoRoot, runPython } from './repo';
+import { python, repoRoot, serverTestSkipReason } from './repo';
 import { vscodeCapabilities } from './vscodeCapabilities';
 
 const MODEL_MS = 180_000; // loading and running smollm2-135m on two shared cores
@@ -41,21 +41,6 @@ const root = repoRoot();
 const testData = path.join(root, 'editor-clients', 'test-data');
 const scenario = JSON.parse(readFileSync(path.join(testData, 'scenario.json'), 'utf8'));
 const packageJson = JSON.parse(readFileSync(path.join(__dirname, '..', '..', 'package.json'), 'utf8'));
-
-/** Why the test cannot run here, or undefined; in CI a missing model is a failure, not a skip. */
-function skipReason(): string | undefined {
-  if (!existsSync(path.join(root, 'lsp_server', 'server.py'))) {
-    return 'lsp_server/server.py is not written yet: the server cannot be started';
-  }
-  const installed = runPython(`from inference import packs; print(packs.is_installed(${JSON.stringify(scenario.settings.model)}))`);
-  if (installed.trim() !== 'True') {
-    if (process.env.CI) {
-      throw new Error(`${scenario.settings.model} must be installed in CI (make models-test)`);
-    }
-    return `${scenario.settings.model} is not installed: run \`prewrite models install ${scenario.settings.model}\``;
-  }
-  return undefined;
-}
 
 /** Resolves with the first notification of `method` whose params satisfy `accept`. */
 function next<T>(events: Events, method: string, accept: (params: T) => boolean, timeoutMs: number): Promise<T> {
@@ -83,7 +68,7 @@ interface Events {
 let server: ChildProcess | undefined;
 let connection: ProtocolConnection;
 const events: Events = { seen: [], waiters: [] };
-const skip = skipReason();
+const skip = serverTestSkipReason(scenario.settings.model);
 let stderr = '';
 let answered: { item: InlineCompletionList['items'][number]; cursor: { line: number; character: number }; uri: string } | undefined;
 
