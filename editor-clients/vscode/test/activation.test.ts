@@ -66,6 +66,10 @@ test('activate starts the server; the status bar and commands follow it', { skip
   }
   await until(() => fake.executed.includes('editor.action.inlineSuggest.trigger'), MODEL_MS, () => `${status()} ${fake.executed}`);
   assert.equal(fake.inlineProviders.length, 1, 'the language client registered an inline completion provider');
+  const languages = (fake.inlineSelectors[0] as { language: string; scheme: string }[]).map((s) => `${s.scheme}:${s.language}`);
+  assert.deepEqual(languages.sort(), [
+    'file:javascript', 'file:python', 'file:typescript', 'untitled:javascript', 'untitled:python', 'untitled:typescript',
+  ]);
   const lines = text.split('\n');
   const position = new fake.Position(lines.length - 1, lines[lines.length - 1].length);
   const cancel = { isCancellationRequested: false, onCancellationRequested: () => ({ dispose() {} }) };

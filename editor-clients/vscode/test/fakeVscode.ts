@@ -120,6 +120,7 @@ export interface Fake {
   activeTextEditor: { document: FakeDocument } | undefined;
   Range: typeof Range;
   inlineProviders: { provideInlineCompletionItems(...args: unknown[]): Promise<unknown> }[];
+  inlineSelectors: unknown[];
   Uri: typeof Uri;
   Position: typeof Position;
 }
@@ -139,6 +140,7 @@ export function installFakeVscode(): Fake {
     activeTextEditor: undefined,
     Range,
     inlineProviders: [],
+    inlineSelectors: [],
     Uri,
     Position,
   };
@@ -186,8 +188,9 @@ export function installFakeVscode(): Fake {
       {
         match: (selector: { language?: string }[] | { language?: string }, document: FakeDocument) =>
           ([] as { language?: string }[]).concat(selector).some((item) => item.language === document.languageId) ? 10 : 0,
-        registerInlineCompletionItemProvider: (_selector: unknown, provider: Fake['inlineProviders'][number]) => {
+        registerInlineCompletionItemProvider: (selector: unknown, provider: Fake['inlineProviders'][number]) => {
           fake.inlineProviders.push(provider);
+          fake.inlineSelectors.push(selector);
           return new Disposable();
         },
       } as Record<string, unknown>,
