@@ -29,6 +29,9 @@ def register(commands: argparse._SubParsersAction) -> None:
 def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
     """The engine options shared by every command that runs a model."""
     parser.add_argument("--model", default=DEFAULT_MODEL, help="pack name, folder or hub id")
+    parser.add_argument(
+        "--adapter", default=None, help="LoRA adapter folder from `prewrite adapt train`"
+    )
     parser.add_argument("--acceptance", choices=["exact", "threshold", "sample"], default="exact")
     parser.add_argument(
         "--threshold", type=float, default=DEFAULT_THRESHOLD, help="tau of threshold acceptance"
@@ -42,8 +45,12 @@ def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def engine_config_from(args: argparse.Namespace) -> dict:
-    """Plain engine settings from parsed engine arguments (validated by the engine)."""
-    return {
+    """Plain engine settings from parsed engine arguments (validated by the engine).
+
+    With an adapter, the prompt format and system prompt it was trained with fill in for
+    settings left at their defaults.
+    """
+    values = {
         "model": args.model,
         "acceptance": args.acceptance,
         "threshold": args.threshold,
@@ -54,6 +61,11 @@ def engine_config_from(args: argparse.Namespace) -> dict:
         "prompt_format": args.prompt_format,
         "lookahead": args.lookahead,
     }
+    if args.adapter is None:
+        return values
+    from inference.adapt.adapter import with_adapter_settings
+
+    return with_adapter_settings({**values, "adapter": args.adapter})
 
 
 def _models(args: argparse.Namespace) -> int:

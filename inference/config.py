@@ -23,6 +23,7 @@ class EngineConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     model: str = DEFAULT_MODEL
+    adapter: str | None = None  # a LoRA adapter folder (prewrite adapt train), merged at load
     device: Literal["auto", "cpu", "cuda"] = "auto"
     dtype: Literal["auto", "float32", "bfloat16", "float16", "float64"] = "auto"
     threads: int | None = Field(default=None, ge=1, le=512)

@@ -49,7 +49,11 @@ class Engine:
         device = resolve_device(config.device)
         dtype = resolve_dtype(device, config.dtype)
         loaded = load_model(
-            config.model, device, dtype, trust_remote_code=config.trust_remote_code
+            config.model,
+            device,
+            dtype,
+            trust_remote_code=config.trust_remote_code,
+            adapter=config.adapter,
         )
         return cls(config, loaded)
 

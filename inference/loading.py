@@ -70,15 +70,20 @@ def load_model(
     dtype: torch.dtype,
     *,
     trust_remote_code: bool = False,
+    adapter: str | None = None,
 ) -> LoadedModel:
-    """Load `name` onto `device` in `dtype`, in eval mode."""
+    """Load `name` onto `device` in `dtype`, in eval mode, with `adapter` merged in if given."""
     source = resolve_model_path(name)
     try:
         tokenizer = AutoTokenizer.from_pretrained(source, trust_remote_code=trust_remote_code)
-        model = AutoModelForCausalLM.from_pretrained(
+        model: torch.nn.Module = AutoModelForCausalLM.from_pretrained(
             source, dtype=dtype, trust_remote_code=trust_remote_code
         )
     except (OSError, ValueError, KeyError) as exc:
         raise ModelFolderError(f"could not load model {name!r} from {source}: {exc}") from exc
+    if adapter is not None:
+        from inference.adapt.adapter import apply_adapter  # peft costs a second and a half
+
+        model = apply_adapter(model, adapter, name)
     model = model.to(device).eval()  # type: ignore[arg-type]
     return LoadedModel(name=name, model=model, tokenizer=tokenizer, device=device, dtype=dtype)
