@@ -7,6 +7,7 @@ import os
 import sys
 
 from inference import cli as engine_cli
+from inference.adapt import cli as adapt_cli
 from inference.bench import cli as bench_cli
 from inference.errors import PrewriteError
 from lsp_server import commands as server_commands
@@ -19,6 +20,7 @@ def build_parser() -> argparse.ArgumentParser:
     engine_cli.register(commands)
     server_commands.register(commands)
     bench_cli.register(commands)
+    adapt_cli.register(commands)
     return parser
 
 

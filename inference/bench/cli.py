@@ -16,6 +16,8 @@ if TYPE_CHECKING:
     from inference.engine import Engine
 
 DEFAULT_OUT = Path("bench-out")
+BEFORE, AFTER = "before", "after"  # result sub-folders of a --adapter run
+TABLE_3 = "table3.txt"
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -33,6 +35,11 @@ def register(commands: argparse._SubParsersAction) -> None:
     bench.add_argument("--out", type=Path, default=None, help=f"folder (default {DEFAULT_OUT}/...)")
     bench.add_argument("--test-timeout", type=float, default=Limits.timeout_s, help="seconds")
     bench.add_argument("--test-memory-mb", type=_positive, default=Limits.memory_mb)
+    bench.epilog = (
+        "With --adapter, every example runs without and with the adapter side by side: "
+        f"OUT/{BEFORE} and OUT/{AFTER} hold the usual results; the seed's Table 3 "
+        f"(before -> after) is printed and written to OUT/{TABLE_3}."
+    )
     bench.set_defaults(handler=_dispatch)
     actions = bench.add_subparsers(dest="bench_command", metavar="{compare}")
     compare = actions.add_parser("compare", help="print the deltas between two result folders")
@@ -44,6 +51,8 @@ def default_out(args: argparse.Namespace) -> Path:
     """bench-out/<suite>-<model>-<acceptance>-<dtype>, with path characters made safe."""
     suite = args.suite if args.suite == "humaneval" else Path(args.suite).name.split(".")[0]
     name = f"{suite}-{args.model}-{args.acceptance}-{args.dtype}"
+    if args.adapter:
+        name += f"-adapter-{Path(args.adapter).name}"
     return DEFAULT_OUT / re.sub(r"[^\w.+-]", "_", name)
 
 
@@ -57,32 +66,58 @@ def _dispatch(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from inference.bench.report import format_table, write_plot
+    from inference.bench.report import format_adaptation, format_table, write_plot
     from inference.bench.results import build_results, write_results
-    from inference.bench.runner import BenchRun, run_suite
+    from inference.bench.runner import BenchRun, run_suites
     from inference.bench.suites import load_suite
-    from inference.config import validate_engine_config
-    from inference.engine import Engine
 
     problems = load_suite(args.suite)[: args.limit]
     out = args.out or default_out(args)
-    engine = Engine.load(validate_engine_config(engine_config_from(args)))
+    engines = _engines(args)
+    folders = {name: out / name for name in engines}  # "" (one engine): out itself
     limits = Limits(timeout_s=args.test_timeout, memory_mb=args.test_memory_mb)
-    meta = _meta(args, engine, len(problems))
+    metas = {name: _meta(args, engine, len(problems)) for name, engine in engines.items()}
 
-    def checkpoint(done: BenchRun) -> None:  # rewritten after every example: a crash loses little
-        write_results(out, build_results(done, meta))
+    def checkpoint(done: dict[str, BenchRun]) -> None:  # after every example: a crash loses little
+        for name, run in done.items():
+            write_results(folders[name], build_results(run, metas[name]))
 
-    run = run_suite(engine, problems, limits, checkpoint=checkpoint)
-    results = build_results(run, meta)
-    write_results(out, results)
-    write_plot(results, out)
-    print(format_table(results))
-    print(f"\nwrote {out / 'results.json'} and {out / 'speedup.png'}")
-    if run.interrupted:
+    runs = run_suites(engines, problems, limits, checkpoint=checkpoint)
+    results = {name: build_results(run, metas[name]) for name, run in runs.items()}
+    for name, result in results.items():
+        write_results(folders[name], result)
+        write_plot(result, folders[name])
+        if name:
+            print(f"\n{name}:")
+        print(format_table(result))
+    if BEFORE in results:
+        table = format_adaptation(results[BEFORE], results[AFTER])
+        (out / TABLE_3).write_text(table + "\n", encoding="utf-8")
+        print(f"\n{table}")
+    print(f"\nwrote {', '.join(str(f / 'results.json') for f in folders.values())} and plots")
+    if any(run.interrupted for run in runs.values()):
         print("prewrite: interrupted; the results hold the finished examples", file=sys.stderr)
         return 130
     return 0
+
+
+def _engines(args: argparse.Namespace) -> dict[str, Engine]:
+    """One engine; with --adapter, the same engine without it (before) and with it (after).
+
+    `before` keeps the prompt format the adapter was trained with, so the adapter (and its
+    system message) is the only difference.
+    """
+    from inference.config import validate_engine_config
+    from inference.engine import Engine
+
+    values = engine_config_from(args)
+    if not values.get("adapter"):
+        return {"": Engine.load(validate_engine_config(values))}
+    before = {**values, "adapter": None, "system_prompt": None}
+    return {
+        BEFORE: Engine.load(validate_engine_config(before)),
+        AFTER: Engine.load(validate_engine_config(values)),
+    }
 
 
 def _meta(args: argparse.Namespace, engine: Engine, problems: int) -> dict[str, Any]:
@@ -93,6 +128,8 @@ def _meta(args: argparse.Namespace, engine: Engine, problems: int) -> dict[str, 
     return {
         "suite": args.suite,
         "model": config.model,
+        "adapter": config.adapter,
+        "system_prompt": config.system_prompt,
         "acceptance": config.acceptance,
         "dtype": str(loaded.dtype).removeprefix("torch."),
         "device": str(loaded.device),

@@ -7,8 +7,8 @@ from typing import Any
 
 from inference.bench.results import read_results
 
-SETTINGS = ("suite", "model", "acceptance", "dtype", "device", "max_tokens", "prompt_format",
-            "lookahead")  # fmt: skip
+SETTINGS = ("suite", "model", "adapter", "system_prompt", "acceptance", "dtype", "device",
+            "max_tokens", "prompt_format", "lookahead")  # fmt: skip
 VERDICTS = ("base_pass", "stream_pass", "identical")
 _LISTED = 10  # task ids named per changed verdict
 

@@ -28,6 +28,44 @@ def format_table(results: dict[str, Any]) -> str:
     return "\n".join(rows + [""] + _notes(results))
 
 
+def format_adaptation(before: dict[str, Any], after: dict[str, Any]) -> str:
+    """The seed's Table 3 row (quality and median speedup, before -> after), with more figures."""
+    a, b = before["summary"], after["summary"]
+    columns = [
+        ("quality", 100 * a["pass_at_1_stream"], 100 * b["pass_at_1_stream"], ".1f"),
+        ("median speedup", a["median_forward_speedup"], b["median_forward_speedup"], ".2f"),
+        ("mean speedup", a["mean_forward_speedup"], b["mean_forward_speedup"], ".2f"),
+        ("median wall", a["median_wall_speedup"], b["median_wall_speedup"], ".2f"),
+        ("drafts kept", drafts_kept(before), drafts_kept(after), ".2f"),
+        ("one forward (%)", 100 * a.get("one_forward_rate", 0.0),
+         100 * b.get("one_forward_rate", 0.0), ".1f"),
+    ]  # fmt: skip
+    cells = [f"{old:{fmt}} -> {new:{fmt}}" for _, old, new, fmt in columns]
+    widths = [max(len(name), len(cell)) for (name, *_), cell in zip(columns, cells, strict=True)]
+    model, suite = after["model"], f"{_suite_name(after['suite'])} (pass@1)"
+    head = [f"{'Model':{len(model)}}", f"{'Benchmark':{len(suite)}}"]
+    head += [f"{name:>{w}}" for (name, *_), w in zip(columns, widths, strict=True)]
+    row = [model, suite] + [f"{cell:>{w}}" for cell, w in zip(cells, widths, strict=True)]
+    return "\n".join([
+        "Table 3: adaptation to incomplete requests, before -> after",
+        "  ".join(head),
+        "  ".join(row),
+        "",
+        f"adapter {after.get('adapter')}; n={before['n']} -> {after['n']}; quality is "
+        "pass@1 of the streamed answers; speedups are residual, in forwards unless marked wall",
+        f"pass@1 of plain decoding: {100 * a['pass_at_1_base']:.1f} -> "
+        f"{100 * b['pass_at_1_base']:.1f}; drafts kept: share of draft tokens the final "
+        "verify pass accepted",
+    ])  # fmt: skip
+
+
+def drafts_kept(results: dict[str, Any]) -> float:
+    """Share of the draft tokens offered at finalize that were accepted (seed: 0.27 -> 0.43)."""
+    offered = sum(e["draft_tokens"] for e in results["examples"])
+    kept = sum(e["accepted_tokens"] for e in results["examples"])
+    return kept / offered if offered else 0.0
+
+
 def _notes(results: dict[str, Any]) -> list[str]:
     s = results["summary"]
     interrupted = ", interrupted" if results.get("interrupted") else ""

@@ -10,7 +10,7 @@ stream of one example run back to back so that drift on a noisy machine hits bot
 from __future__ import annotations
 
 import statistics
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 import torch
@@ -135,40 +135,74 @@ def run_suite(
 
     `checkpoint` is called with the run so far after every measured example.
     """
-    run = BenchRun()
-    runner = Runner(engine, limits)
+    each = None if checkpoint is None else lambda runs: checkpoint(runs[""])
+    return run_suites({"": engine}, problems, limits, progress, each)[""]
+
+
+def run_suites(
+    engines: Mapping[str, Engine],
+    problems: list[Problem],
+    limits: Limits,
+    progress: bool = True,
+    checkpoint: Callable[[dict[str, BenchRun]], None] | None = None,
+) -> dict[str, BenchRun]:
+    """`run_suite` for several engines side by side (e.g. without and with an adapter).
+
+    Each example is measured on every engine before the next example starts, so drift on
+    a noisy machine hits all of them alike.
+    """
+    excluded: dict[str, str] = {}  # the same problems are left out of every run
+    runs = {name: BenchRun(excluded=excluded) for name in engines}
+    runners = {name: Runner(engine, limits) for name, engine in engines.items()}
     bar = tqdm(problems, desc="bench", unit="problem", disable=not progress, dynamic_ncols=True)
     try:
-        for problem, spec in _specs(bar, run):
-            if not run.examples:
-                runner.warm_up(spec.prompt(len(spec.units)))
-            try:
-                run.examples.append(runner.measure(problem, spec))
-            except RequestError as exc:
-                run.errors[problem.task_id] = str(exc)
+        for problem, spec in _specs(bar, excluded):
+            measured = [_measure(runners[name], runs[name], problem, spec) for name in runners]
+            if not any(measured):
                 continue
-            bar.set_postfix_str(_running_median(run.examples), refresh=False)
+            bar.set_postfix_str(_running_medians(runs), refresh=False)
             if checkpoint is not None:
-                checkpoint(run)
+                checkpoint(runs)
     except KeyboardInterrupt:
-        run.interrupted = True
+        for run in runs.values():
+            run.interrupted = True
     finally:
         bar.close()
-    return run
+    return runs
 
 
-def _specs(problems: Iterable[Problem], run: BenchRun) -> Iterator[tuple[Problem, Spec]]:
-    """The problems worth streaming with their specs; the rest go to `run.excluded`."""
+def _measure(runner: Runner, run: BenchRun, problem: Problem, spec: Spec) -> bool:
+    """Measure one example into `run`; False when the engine refused it (recorded)."""
+    if not run.examples:
+        runner.warm_up(spec.prompt(len(spec.units)))
+    try:
+        run.examples.append(runner.measure(problem, spec))
+    except RequestError as exc:
+        run.errors[problem.task_id] = str(exc)
+        return False
+    return True
+
+
+def _specs(problems: Iterable[Problem], excluded: dict[str, str]) -> Iterator[tuple[Problem, Spec]]:
+    """The problems worth streaming with their specs; the rest go to `excluded`."""
     for problem in problems:
         try:
             spec = split_prompt(problem.prompt)
         except DocstringNotFound as exc:
-            run.excluded[problem.task_id] = str(exc)
+            excluded[problem.task_id] = str(exc)
             continue
         if not spec.streamable:
-            run.excluded[problem.task_id] = f"{len(spec.units)} unit(s): nothing to stream"
+            excluded[problem.task_id] = f"{len(spec.units)} unit(s): nothing to stream"
             continue
         yield problem, spec
+
+
+def _running_medians(runs: dict[str, BenchRun]) -> str:
+    return "; ".join(
+        f"{name + ': ' if name else ''}{_running_median(run.examples)}"
+        for name, run in runs.items()
+        if run.examples
+    )
 
 
 def _running_median(examples: list[ExampleResult]) -> str:
