@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -74,8 +75,7 @@ class Document:
             if spec is not None:
                 self.anchor = spec.end
                 return spec
-        if point is None or point == self.anchor:
-            self.anchor = None
+        self.anchor = None  # the spec that was there is gone (written, deleted or moved off)
         return None
 
 
@@ -99,5 +99,5 @@ class Documents:
         """Stop tracking a document."""
         self._docs.pop(uri, None)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Document]:
         return iter(list(self._docs.values()))

@@ -14,13 +14,7 @@ from pygls.exceptions import (
     JsonRpcInvalidParams,
 )
 
-from inference.errors import (
-    ConfigError,
-    ModelError,
-    PrewriteError,
-    RequestError,
-    Superseded,
-)
+from inference.errors import ConfigError, PrewriteError, Superseded
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -56,9 +50,7 @@ def to_jsonrpc(exc: BaseException) -> JsonRpcException:
         return JsonRpcContentModified("the document changed; the answer is stale")
     if isinstance(exc, ConfigError):
         return JsonRpcInvalidParams(str(exc))
-    if isinstance(exc, RequestError | ModelError | ServerError):
-        return JsonRpcException(message=f"prewrite: {exc}", code=REQUEST_FAILED)
-    if isinstance(exc, PrewriteError):
+    if isinstance(exc, PrewriteError):  # RequestError, ModelError, ServerError, ...
         return JsonRpcException(message=f"prewrite: {exc}", code=REQUEST_FAILED)
     return JsonRpcInternalError(f"prewrite: internal error: {type(exc).__name__}: {exc}")
 

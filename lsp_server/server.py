@@ -66,7 +66,7 @@ def did_open(ls: PrewriteServer, params: types.DidOpenTextDocumentParams) -> Non
 
 
 def did_change(ls: PrewriteServer, params: types.DidChangeTextDocumentParams) -> None:
-    ls.service.changed(params.text_document.uri, params.content_changes)
+    ls.service.drafting.changed(params.text_document.uri, params.content_changes)
 
 
 def did_close(ls: PrewriteServer, params: types.DidCloseTextDocumentParams) -> None:
@@ -77,19 +77,19 @@ def did_close(ls: PrewriteServer, params: types.DidCloseTextDocumentParams) -> N
 async def inline_completion(
     ls: PrewriteServer, params: types.InlineCompletionParams
 ) -> types.InlineCompletionList:
-    return await ls.service.inline(params)
+    return await ls.service.answers.inline(params)
 
 
 @answering
 async def completion(ls: PrewriteServer, params: types.CompletionParams) -> types.CompletionList:
-    return await ls.service.completion(params)
+    return await ls.service.answers.completion(params)
 
 
 @answering
 async def plain_completion(
     ls: PrewriteServer, params: types.InlineCompletionParams
 ) -> types.InlineCompletionList:
-    return await ls.service.plain(params)
+    return await ls.service.answers.plain(params)
 
 
 def stats(ls: PrewriteServer, *args: Any) -> dict[str, Any]:

@@ -42,6 +42,9 @@ TEST_SETTINGS: dict[str, Any] = {
 }
 
 
+SHUTDOWN_GRACE_S = 60  # a wedged server is killed after this, so a failing test cannot hang
+
+
 class CheckingProtocol(WireProtocolMixin, LanguageClientProtocol):
     """pytest-lsp's checking client protocol plus prewrite's methods."""
 
@@ -75,6 +78,20 @@ async def start(
     )
     await client.watch.settled()
     return result
+
+
+async def finish(client: LanguageClient) -> None:
+    """Fixture teardown: shutdown and exit if the server still runs (a failed test may leave it).
+
+    pytest-lsp's `stop()` waits for the server process to end, so it must be told to.
+    """
+    server = client._server
+    if server is None or server.returncode is not None:
+        return
+    try:
+        await asyncio.wait_for(client.shutdown_session(), SHUTDOWN_GRACE_S)
+    except (TimeoutError, RuntimeError, ConnectionError):
+        server.kill()
 
 
 @dataclass

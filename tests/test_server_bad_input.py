@@ -21,6 +21,7 @@ from tests.lsp_fixtures import (
     Doc,
     PrewriteClient,
     configure,
+    finish,
     inline,
     plain,
     raw_notification,
@@ -38,7 +39,7 @@ pytestmark = [pytest.mark.real_model, pytest.mark.asyncio(loop_scope="module")]
 async def client(lsp_client: PrewriteClient, real_model_name: str):
     await start(lsp_client)
     yield
-    await lsp_client.shutdown_session()
+    await finish(lsp_client)
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
@@ -128,16 +129,18 @@ async def test_a_five_megabyte_document_is_served(client, canary):
     assert len(filler) > 5_000_000
     doc = Doc(
         "file:///workspace/huge.py",
-        filler + 'def area(width: float, height: float) -> float:\n    """\n',
+        filler + 'def area(width: float, height: float) -> float:\n    """Return the area\n',
     )
     doc.cursor = len(doc.text) - 1
+    configure(client, {"prefixChars": 400})  # the size is the point, not a long prompt
     doc.open(client)
-    doc.type(client, 'Return the area of the rectangle."""\n    ')
+    doc.type(client, ' of the rectangle."""\n    ')
 
     await verified(client, doc)
     assert await inline(client, doc)
     doc.cursor = 10  # in the middle of the first function's header: nothing to write there
     assert await inline(client, doc) is None
+    configure(client, {})
     await still_serving(client, canary)
 
 

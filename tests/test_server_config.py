@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -130,3 +131,19 @@ async def test_a_trace_that_cannot_be_written_is_reported_once_and_stops(tmp_pat
     trace.record({"a": 2})
     await trace.flush()
     assert len(failures) == 1 and trace.path is None
+
+
+def test_the_settings_table_in_the_docs_matches_the_schema():
+    doc = (Path(__file__).parents[1] / "docs" / "server.md").read_text(encoding="utf-8")
+    after = doc.split("<!-- settings-table: checked by tests/test_server_config.py -->")[1]
+    table = after.strip().split("\n\n")[0]
+    rows = [line for line in table.splitlines() if line.startswith("| `")]
+    documented = {}
+    for row in rows:
+        cells = re.split(r"(?<!\\)\|", row.strip().strip("|"))
+        name, _, default, description = (cell.strip() for cell in cells)
+        documented[name.strip("`")] = (json.loads(default.strip("`")), description)
+    properties = settings_schema()["properties"]
+    assert set(documented) == set(properties)
+    for name, prop in properties.items():
+        assert documented[name] == (prop["default"], prop["description"]), name

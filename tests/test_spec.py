@@ -13,6 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from lsp_server.documents import Document
 from lsp_server.spec import Edit, answer_edit, find_spec, language_of
 
 DATA = Path(__file__).parent / "data" / "spec"
@@ -282,3 +283,28 @@ def test_any_text_gives_a_consistent_spec_or_none(text, where, language):
     edit = answer_edit(text, spec, cursor, "    body\n")
     if edit is not None:
         assert 0 <= edit.start <= edit.end <= len(text)
+
+
+# -- edits away from the spec -------------------------------------------------------------------
+
+
+def test_an_edit_above_the_spec_changes_the_request_and_one_far_below_does_not():
+    """The document keeps an anchor on its spec, moved along by edits above it."""
+    text, cursor = load(DATA / "py_unclosed_one_line.py.case")
+    doc = Document("file:///a.py", "python", len(text))
+    first = doc.find(text, cursor, 8000, 40)
+    assert first is not None
+
+    above = "import os\n" + text  # typed at the top: the cursor is not in the spec any more
+    doc.edited(len(above), 0)
+    moved = doc.find(above, len("import os\n"), 8000, 40)
+    assert moved is not None and moved.request.text == "import os\n" + first.request.text
+
+    below = above + "\n" * 40 + "def late():\n    pass\n"
+    doc.edited(len(below), len(above))
+    same = doc.find(below, len(below), 8000, 40)
+    assert same is not None and same.request == moved.request
+
+    gone = below.replace('"""Return the area', "pass  # Return the area")
+    doc.edited(len(gone), 0)
+    assert doc.find(gone, 0, 8000, 40) is None and doc.anchor is None

@@ -1,0 +1,135 @@
+"""Answers at trigger: the residual completion (from the draft once verified), or a plain one."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from lsprotocol import types
+from pygls.workspace import TextDocument
+
+from inference.api import Completion
+from lsp_server import convert
+from lsp_server.config import Settings
+from lsp_server.documents import Documents, Trigger, TriggerKind
+from lsp_server.drafting import DraftTag
+from lsp_server.notify import Notifier
+from lsp_server.spec import Edit, Spec, answer_edit, find_spec
+from lsp_server.trace import Trace
+from lsp_server.worker import Worker
+
+Located = tuple[TextDocument, str, int, Spec]  # document, its text, cursor offset, spec there
+
+
+class Answers:
+    """textDocument/inlineCompletion, textDocument/completion and prewrite/plainCompletion."""
+
+    def __init__(
+        self,
+        documents: Documents,
+        notify: Notifier,
+        settings: Callable[[], Settings],
+        worker: Callable[[], Worker],
+        document: Callable[[str], TextDocument | None],
+        active: Callable[[], bool],
+        trace: Trace,
+        snippets: Callable[[], bool],
+    ):
+        self.documents = documents
+        self.notify = notify
+        self.settings = settings
+        self.worker = worker
+        self.document = document
+        self.active = active
+        self.trace = trace
+        self.snippets = snippets
+
+    async def inline(self, params: types.InlineCompletionParams) -> types.InlineCompletionList:
+        """The residual answer with the range it replaces."""
+        kind = convert.inline_trigger(params)
+        document, edit = await self._answer(params.text_document.uri, params.position, kind)
+        return convert.inline_list(document, edit)
+
+    async def completion(self, params: types.CompletionParams) -> types.CompletionList:
+        """The same answer as one item; while the user types, only from a verified draft."""
+        draft_only = not convert.completion_invoked(params)
+        uri = params.text_document.uri
+        document, edit = await self._answer(uri, params.position, "completion", draft_only)
+        return convert.completion_list(document, edit, self.snippets())
+
+    async def plain(self, params: types.InlineCompletionParams) -> types.InlineCompletionList:
+        """The conventional answer: the same request decoded at trigger, with no draft."""
+        located = self._locate(params.text_document.uri, params.position)
+        if located is None:
+            return convert.inline_list(None, None)
+        document, text, cursor, spec = located
+        completion = await self.worker().plain(spec.request)
+        return convert.inline_list(document, answer_edit(text, spec, cursor, completion.text))
+
+    async def _answer(
+        self, uri: str, position: types.Position, kind: TriggerKind, draft_only: bool = False
+    ) -> tuple[TextDocument | None, Edit | None]:
+        started = time.perf_counter()
+        located = self._locate(uri, position)
+        if located is None:
+            return None, None
+        document, text, cursor, spec = located
+        worker = self.worker()
+        completion = worker.verified(uri, spec.request)
+        from_draft = completion is not None
+        if completion is None:
+            if draft_only:
+                return None, None
+            tag = DraftTag.of(document, spec)
+            completion = await worker.finalize(uri, spec.request, tag, self.settings().drafting)
+        self._record(uri, document.version or 0, kind, completion, from_draft, started)
+        return document, answer_edit(text, spec, cursor, completion.text)
+
+    def _locate(self, uri: str, position: types.Position) -> Located | None:
+        """The open document, its text, the cursor offset and the spec there, if all are there."""
+        if not self.active():
+            return None
+        if not self.worker().ready:
+            self.notify.log_once(types.MessageType.Info, "prewrite: the model is not ready yet")
+            return None
+        doc, document = self.documents.get(uri), self.document(uri)
+        if doc is None or document is None or doc.language is None:
+            return None
+        text = document.source
+        cursor = convert.offset_at(document, position)
+        settings = self.settings()
+        spec = find_spec(text, cursor, doc.language, settings.prefix_chars, settings.suffix_chars)
+        return (document, text, cursor, spec) if spec is not None else None
+
+    def _record(
+        self,
+        uri: str,
+        version: int,
+        kind: TriggerKind,
+        completion: Completion,
+        from_draft: bool,
+        started: float,
+    ) -> None:
+        """Keep the trigger's figures for prewrite.stats and the trace."""
+        cost = completion.cost
+        trigger = Trigger(
+            version=version,
+            kind=kind,
+            residual_forwards=0 if from_draft else cost.forwards,
+            residual_ms=0.0 if from_draft else cost.wall_ms,
+            latency_ms=(time.perf_counter() - started) * 1000.0,
+            from_draft=from_draft,
+            finish_reason=completion.finish_reason,
+        )
+        doc = self.documents.get(uri)
+        if doc is not None:
+            doc.triggers.append(trigger)
+        self.trace.record(
+            {
+                "uri": uri,
+                **trigger.wire(),
+                "acceptance": cost.acceptance,
+                "promptTokens": completion.prompt_tokens,
+                "answerTokens": len(completion.token_ids),
+            }
+        )

@@ -1,0 +1,147 @@
+"""Drafting while the user types: each edit's spec goes to the worker, its drafts to the client."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from lsprotocol import types
+from pygls.workspace import TextDocument
+
+from inference.api import Request
+from lsp_server import convert
+from lsp_server.config import Settings
+from lsp_server.documents import Document, Documents
+from lsp_server.notify import Notifier
+from lsp_server.spec import Spec
+from lsp_server.worker import DraftEvent, Worker
+
+
+@dataclass(frozen=True)
+class DraftTag:
+    """What a job needs to be reported: the document version and where its text goes."""
+
+    version: int
+    position: types.Position
+    closing: str
+    request: Request
+
+    @classmethod
+    def of(cls, document: TextDocument, spec: Spec) -> DraftTag:
+        position = convert.position_at(document, spec.insert_at)
+        return cls(document.version or 0, position, spec.closing, spec.request)
+
+
+def answer_text(closing: str, body: str) -> str:
+    """The text a draft inserts at the end of the spec's last line."""
+    body = body.rstrip("\n")
+    return f"{closing}\n{body}" if body.strip() else ""
+
+
+class Drafting:
+    """Turns edits into draft jobs (coalesced by the worker) and draft events into notifications."""
+
+    def __init__(
+        self,
+        documents: Documents,
+        notify: Notifier,
+        settings: Callable[[], Settings],
+        worker: Callable[[], Worker],
+        document: Callable[[str], TextDocument | None],
+        active: Callable[[], bool],
+    ):
+        self.documents = documents
+        self.notify = notify
+        self.settings = settings
+        self.worker = worker
+        self.document = document
+        self.active = active  # False while prewrite is off or has no model
+        self._idle: dict[str, asyncio.TimerHandle] = {}
+
+    def changed(self, uri: str, changes: Sequence[types.TextDocumentContentChangeEvent]) -> None:
+        """After pygls applied a didChange: find the spec, hand a new request to the worker."""
+        doc, document = self.documents.get(uri), self.document(uri)
+        if doc is None or document is None:
+            return
+        point, first_start = convert.edit_point(document, changes)
+        doc.edited(len(document.source), first_start)
+        spec = doc.find(document.source, point, *self._window())
+        if spec is not None:
+            self._draft(doc, document, spec)
+
+    def redraft_all(self) -> None:
+        """After a (re)load or re-enabling: draft every document's spec again."""
+        for doc in self.documents:
+            doc.submitted = None
+            document = self.document(doc.uri)
+            spec = doc.find(document.source, None, *self._window()) if document else None
+            if spec is not None and document is not None:
+                self._draft(doc, document, spec)
+
+    def forget(self, uri: str | None = None) -> None:
+        """Cancel idle timers: one document's, or all of them."""
+        for key in [uri] if uri is not None else list(self._idle):
+            if (handle := self._idle.pop(key, None)) is not None:
+                handle.cancel()
+
+    def on_event(self, event: DraftEvent) -> None:
+        """A draft job's news from the worker: remember the text, tell the client if it asked."""
+        doc = self.documents.get(event.doc)
+        if doc is None:
+            return
+        if event.status == "failed":
+            self.notify.report(event.error or RuntimeError("drafting failed"), drafting=True)
+            return
+        self.notify.drafting_works()
+        tag: DraftTag = event.tag
+        if doc.tag is not None and tag.request == doc.tag.request:
+            tag = doc.tag  # report it for the newest version that has the same request
+        if event.completion is not None:
+            doc.preview = answer_text(tag.closing, event.completion.text)
+        if self.settings().draft_preview:
+            params = convert.draft_params(
+                doc.uri, tag.version, tag.position, event.status, doc.preview, event.completion
+            )
+            self.notify.draft(params)
+
+    def _draft(self, doc: Document, document: TextDocument, spec: Spec) -> None:
+        settings = self.settings()
+        if not (self.active() and settings.drafting):
+            return
+        if spec.request == doc.submitted:
+            self._same_request(doc, document, spec)
+        elif settings.idle_only:
+            self._when_idle(doc.uri, settings.idle_ms)
+        else:
+            self._submit(doc, document, spec)
+
+    def _submit(self, doc: Document, document: TextDocument, spec: Spec) -> None:
+        doc.submitted = spec.request
+        doc.tag = DraftTag.of(document, spec)
+        self.worker().draft(doc.uri, spec.request, doc.tag)
+
+    def _same_request(self, doc: Document, document: TextDocument, spec: Spec) -> None:
+        """An edit that leaves the request as it was: the draft now stands for this version."""
+        doc.tag = DraftTag.of(document, spec)
+        completion = self.worker().verified(doc.uri, spec.request)
+        if completion is not None:
+            self.on_event(DraftEvent(doc.uri, doc.tag, "verified", completion))
+
+    def _when_idle(self, uri: str, idle_ms: int) -> None:
+        self.forget(uri)
+        loop = asyncio.get_running_loop()
+        self._idle[uri] = loop.call_later(idle_ms / 1000, self._idle_fired, uri)
+
+    def _idle_fired(self, uri: str) -> None:
+        self._idle.pop(uri, None)
+        doc, document = self.documents.get(uri), self.document(uri)
+        if doc is None or document is None or not self.active():
+            return
+        spec = doc.find(document.source, None, *self._window())
+        if spec is not None and spec.request != doc.submitted:
+            self._submit(doc, document, spec)
+
+    def _window(self) -> tuple[int, int]:
+        settings = self.settings()
+        return settings.prefix_chars, settings.suffix_chars

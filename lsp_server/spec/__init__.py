@@ -1,0 +1,120 @@
+"""Spec detection: the docstring or comment a function is written from, and the request it makes.
+
+A spec is found only where the server can write: the cursor is in the spec (or on the blank
+lines right after it) and the function has no code yet besides what is typed on the cursor
+line. The request is the document up to the spec, the spec closed properly, then a newline;
+the suffix is the code after the function. Everything works on offsets into the document
+text and looks at a window of lines around the cursor, so a 5 MB document costs no more than
+a small one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from inference.api import Language, Request
+from lsp_server.spec.brace import BraceFinder
+from lsp_server.spec.python import PythonFinder
+from lsp_server.spec.text import SpecKind, head, line_end, line_start, tail, writable
+
+PYTHON_IDS = frozenset({"python"})
+BRACE_IDS = frozenset(
+    {
+        "javascript", "javascriptreact", "typescript", "typescriptreact", "c", "cpp",
+        "objective-c", "objective-cpp", "java", "csharp", "go", "rust", "kotlin", "swift",
+        "scala", "php", "dart",
+    }
+)
+_EXTENSIONS: dict[str, Language] = {
+    ".py": "python", ".pyi": "python", ".pyw": "python",
+    **{
+        ext: "brace"
+        for ext in (
+            ".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts", ".c", ".h", ".cc",
+            ".cpp", ".cxx", ".hpp", ".hh", ".m", ".mm", ".java", ".cs", ".go", ".rs", ".kt",
+            ".kts", ".swift", ".scala", ".php", ".dart",
+        )
+    },
+}
+
+
+@dataclass(frozen=True)
+class Spec:
+    """A spec under the cursor and the engine request it makes.
+
+    Offsets index the document text. The answer goes right after `insert_at` (the end of the
+    spec's last line, or of the header line for a comment above the function), preceded by
+    `closing` and a newline.
+    """
+
+    kind: SpecKind
+    start: int  # first character of the spec
+    end: int  # just past the spec as typed (its closing quotes or comment end included)
+    insert_at: int  # end of the line the answer follows
+    closing: str  # what the document lacks to close the spec ('' when it is closed)
+    request: Request
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace document[start:end] with text: how an answer lands in the document."""
+
+    start: int
+    end: int
+    text: str
+
+
+def language_of(language_id: str | None, uri: str) -> Language | None:
+    """The engine language of a document from its LSP language id, else from its extension."""
+    if language_id in PYTHON_IDS:
+        return "python"
+    if language_id in BRACE_IDS:
+        return "brace"
+    path = uri.rsplit("?", 1)[0].rsplit("#", 1)[0]
+    dot = path.rfind(".")
+    return _EXTENSIONS.get(path[dot:].lower()) if dot > path.rfind("/") else None
+
+
+def find_spec(
+    text: str,
+    cursor: int,
+    language: Language,
+    prefix_chars: int = 8000,
+    suffix_chars: int = 2000,
+) -> Spec | None:
+    """The spec the cursor is in (or right after), or None where there is nothing to write."""
+    cursor = max(0, min(cursor, len(text)))
+    finder = PythonFinder(text, cursor) if language == "python" else BraceFinder(text, cursor)
+    for found in finder.candidates():
+        suffix_start = writable(text, found, cursor)
+        if suffix_start is None:
+            continue
+        before = text[max(0, found.text_end - prefix_chars - 1) : found.text_end]
+        request = Request(
+            text=tail(before, prefix_chars) + found.closing + "\n",
+            suffix=head(text[suffix_start : suffix_start + suffix_chars + 1], suffix_chars),
+            language=language,
+        )
+        insert_at = line_end(text, found.text_end)
+        return Spec(found.kind, found.start, found.end, insert_at, found.closing, request)
+    return None
+
+
+def answer_edit(text: str, spec: Spec, cursor: int, answer: str) -> Edit | None:
+    """Where and how the answer (the body the engine wrote) goes, seen from the cursor.
+
+    At or before the spec's last line the edit runs from the cursor to the end of that line
+    and restates what is there, so it reads as a continuation of the cursor. On a body line
+    it replaces what was typed there, which must be a prefix of the answer.
+    """
+    body = answer.rstrip("\n")
+    if not body.strip():
+        return None
+    cursor = max(0, min(cursor, len(text)))
+    if cursor <= spec.insert_at:
+        return Edit(cursor, spec.insert_at, f"{text[cursor:spec.insert_at]}{spec.closing}\n{body}")
+    start = line_start(text, cursor)
+    typed = text[start:cursor]
+    if typed.strip() and not body.startswith(typed):
+        return None
+    return Edit(start, cursor, body)

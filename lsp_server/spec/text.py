@@ -1,0 +1,138 @@
+"""Offsets, lines and the checks every spec finder shares."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Literal
+
+SpecKind = Literal["docstring", "comment"]
+
+SCAN_LINES = 400  # how far (in lines) the detector looks from the cursor
+MAX_SPEC_CHARS = 20_000  # a docstring longer than this is treated as unclosed
+HEADER_LINES = 40  # the most lines one function header may span
+CANDIDATES = 3  # function headers above the cursor tried, nearest first
+
+
+@dataclass(frozen=True)
+class Found:
+    """A spec candidate before the writability check."""
+
+    kind: SpecKind
+    start: int
+    end: int
+    text_end: int  # the request's document text ends here
+    closing: str
+    def_indent: int  # indentation of the function header
+
+
+def line_start(text: str, offset: int) -> int:
+    return text.rfind("\n", 0, offset) + 1
+
+
+def line_end(text: str, offset: int) -> int:
+    end = text.find("\n", offset)
+    return len(text) if end < 0 else end
+
+
+def lines_down(text: str, start: int, limit: int = SCAN_LINES) -> Iterator[tuple[int, int]]:
+    """(start, end) of the lines from the one at `start` down, at most `limit` of them."""
+    pos = line_start(text, start)
+    for _ in range(limit):
+        end = line_end(text, pos)
+        yield pos, end
+        if end >= len(text):
+            return
+        pos = end + 1
+
+
+def lines_up(text: str, start: int, limit: int = SCAN_LINES) -> Iterator[tuple[int, int]]:
+    """(start, end) of the lines from the one at `start` up, at most `limit` of them."""
+    pos = line_start(text, start)
+    for _ in range(limit):
+        yield pos, line_end(text, pos)
+        if pos == 0:
+            return
+        pos = line_start(text, pos - 1)
+
+
+def indent_of(line: str) -> int:
+    stripped = line.lstrip(" \t")
+    return len(line[: len(line) - len(stripped)].expandtabs(4))
+
+
+def is_blank(line: str) -> bool:
+    return not line.strip()
+
+
+def rstrip_at(text: str, start: int, end: int) -> int:
+    """`end` moved left over trailing whitespace, not past `start`."""
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return end
+
+
+def tail(text: str, limit: int) -> str:
+    """The last `limit` characters of text, starting at a line boundary when cut."""
+    if len(text) <= limit:
+        return text
+    cut = text.find("\n", len(text) - limit)
+    return text[cut + 1 :] if cut >= 0 else text[len(text) - limit :]
+
+
+def head(text: str, limit: int) -> str:
+    """The first `limit` characters of text, ending at a line boundary when cut."""
+    if len(text) <= limit:
+        return text
+    cut = text.rfind("\n", 0, limit)
+    return text[: cut + 1] if cut >= 0 else text[:limit]
+
+
+def writable(text: str, found: Found, cursor: int) -> int | None:
+    """Where the suffix starts if the cursor may write here, else None.
+
+    Below the spec there may be blank lines and the cursor's own line with what was typed of
+    the body; any other line still inside the function means the body exists already.
+    """
+    if cursor < found.start:
+        return None
+    insert_at = line_end(text, found.text_end)
+    cursor_ok = cursor <= insert_at
+    if insert_at >= len(text):
+        return len(text) if cursor_ok else None
+    for start, end in lines_down(text, insert_at + 1):
+        line = text[start:end]
+        if not is_blank(line) and indent_of(line) <= found.def_indent:
+            return start if cursor_ok and cursor < start else None
+        on_cursor = start <= cursor <= end
+        if on_cursor:
+            cursor_ok = True
+        elif not is_blank(line):
+            return None
+        if end >= len(text):
+            return len(text) if cursor_ok else None
+    return None
+
+
+def crosses_code(text: str, start: int, end: int, def_indent: int, code: re.Pattern) -> bool:
+    """True when a line strictly after `start`'s line up to `end` leaves the function body."""
+    first = line_end(text, start) + 1
+    if first > end:
+        return False
+    for start_, end_ in lines_down(text, first, limit=SCAN_LINES * 4):
+        if start_ > end:
+            return False
+        line = text[start_ : min(end_, end)]
+        if not is_blank(line) and (indent_of(line) <= def_indent or code.match(line)):
+            return True
+        if end_ >= len(text):
+            return False
+    return True
+
+
+def close_unclosed(content: str, indent: str, closer: str, one_line: str) -> str:
+    """Closing text for an unclosed spec: on its own line once the spec spans lines."""
+    if "\n" in content or content.endswith(closer[0]):
+        return f"\n{indent}{closer}"
+    return one_line
