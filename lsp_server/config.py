@@ -40,6 +40,9 @@ class Settings(BaseModel):
     )
 
     model: str = _engine("model", "Model pack name, local Hugging Face folder or hub id.")
+    adapter: str | None = _engine(
+        "adapter", "LoRA adapter folder (prewrite adapt train) merged into the model at load."
+    )
     device: Literal["auto", "cpu", "cuda"] = _engine("device", "Where the model runs.")
     dtype: Literal["auto", "float32", "bfloat16", "float16", "float64"] = _engine(
         "dtype", "Weight and activation precision."
