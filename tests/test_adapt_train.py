@@ -124,6 +124,8 @@ def test_bad_training_inputs_are_clear_errors(
 ) -> None:
     with pytest.raises(ConfigError, match="not a multiple of micro-batch 3"):
         run_training(settings(data, tmp_path / "x", tiny_model_dir, micro_batch=3))
+    with pytest.raises(ConfigError, match="a system message needs chat prompts"):
+        run_training(settings(data, tmp_path / "x", tiny_model_dir, system_prompt="Hi."))
     with pytest.raises(DatasetError, match="no readable manifest.json"):
         run_training(settings(tmp_path, tmp_path / "x", tiny_model_dir))
     foreign = tmp_path / "foreign"

@@ -31,7 +31,7 @@ def model_identity(model: torch.nn.Module) -> dict[str, Any]:
 def embedding_signature(model: torch.nn.Module) -> list[float]:
     """Mean |w| of SIGNATURE_ROWS evenly spaced rows of the input embedding."""
     weight = model.get_input_embeddings().weight.detach()  # type: ignore[operator]  # [V, H]
-    rows = torch.linspace(0, weight.shape[0] - 1, SIGNATURE_ROWS).long()
+    rows = torch.linspace(0, weight.shape[0] - 1, SIGNATURE_ROWS).long().to(weight.device)
     return [float(v) for v in weight[rows].double().abs().mean(dim=1)]
 
 

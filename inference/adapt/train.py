@@ -101,8 +101,8 @@ class Trainer:
 
 def run_training(settings: TrainSettings) -> dict[str, Any]:
     """Train (or resume) and write OUT/adapter; returns the run's summary figures."""
-    _check_settings(settings)
     manifest = read_manifest(settings.data)
+    _check_settings(settings, manifest)
     model_name = settings.model or manifest.get("model")
     if not model_name:
         raise DatasetError(
@@ -258,7 +258,12 @@ def _adapter_manifest(settings: TrainSettings, data: dict[str, Any], model_name:
     }
 
 
-def _check_settings(settings: TrainSettings) -> None:
+def _check_settings(settings: TrainSettings, manifest: dict[str, Any]) -> None:
+    if settings.system_prompt and manifest.get("prompt_format") != "chat":
+        raise ConfigError(
+            f"a system message needs chat prompts; {settings.data} was built in the "
+            f"{manifest.get('prompt_format')!r} format (build-data --prompt-format chat)"
+        )
     if settings.batch_size % settings.micro_batch:
         raise ConfigError(
             f"batch size {settings.batch_size} is not a multiple of "
