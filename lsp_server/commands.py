@@ -27,7 +27,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     demo.add_argument("--model", default=DEFAULT_MODEL, help="pack name, folder or hub id")
     demo.add_argument("--sessions", type=int, default=3, help="typed sessions to time")
     demo.add_argument("--pause-ms", type=int, default=300, help="pause before the trigger")
-    demo.add_argument("--keystroke-ms", type=int, default=60, help="time between keystrokes")
+    demo.add_argument("--keystroke-ms", type=int, default=100, help="time between keystrokes")
     demo.add_argument("--max-tokens", type=int, default=128)
     demo.add_argument("--acceptance", choices=["exact", "threshold", "sample"], default="exact")
     demo.add_argument("--prompt-format", choices=["auto", "raw", "fim", "chat"], default="auto")

@@ -80,7 +80,7 @@ class DemoOptions:
     model: str
     sessions: int = 3
     pause_ms: int = 300
-    keystroke_ms: int = 60
+    keystroke_ms: int = 100
     max_tokens: int = 128
     acceptance: str = "exact"
     prompt_format: str = "auto"

@@ -108,9 +108,9 @@ class Worker:
 
     def stats(self) -> dict[str, int]:
         """Draft job counts: submitted = processed + superseded + dropped + failed + pending."""
+        keys = ("submitted", "processed", "superseded", "dropped", "failed")
         with self._cond:
-            counts = {key: self._counts[key] for key in
-                      ("submitted", "processed", "superseded", "dropped", "failed")}
+            counts = {key: self._counts[key] for key in keys}
             running = self._running is not None and self._running.kind == "draft"
             counts["pending"] = len(self._drafts) + int(running)
         return counts

@@ -308,3 +308,50 @@ def test_an_edit_above_the_spec_changes_the_request_and_one_far_below_does_not()
     gone = below.replace('"""Return the area', "pass  # Return the area")
     doc.edited(len(gone), 0)
     assert doc.find(gone, 0, 8000, 40) is None and doc.anchor is None
+
+
+# -- closing delimiters typed one character at a time ----------------------------------------
+
+HEAD = 'def double(x: int) -> int:\n    """Return x doubled.'
+
+
+@pytest.mark.parametrize(
+    ("typed", "rest"),
+    [
+        ("", '"""'),  # a line was opened for the quotes: they go there
+        ('"', '""'),
+        ('""', '"'),
+    ],
+)
+def test_the_request_stays_put_while_the_closing_quotes_are_typed(typed, rest):
+    text = f"{HEAD}\n    {typed}"
+    spec = find_spec(text, len(text), "python")
+    closed = f'{HEAD}\n    """\n    '
+    final = find_spec(closed, len(closed), "python")
+    assert spec is not None and final is not None
+    assert spec.request == final.request
+    edit = answer_edit(text, spec, len(text), "    return 2 * x\n")
+    assert edit is not None
+    assert spec.closing == rest
+    assert apply(text, edit) == f'{HEAD}\n    {typed}{rest}\n    return 2 * x'
+
+
+def test_a_closing_quote_typed_on_the_same_line_is_completed():
+    text = f'{HEAD}"'
+    spec = find_spec(text, len(text), "python")
+    assert spec is not None and spec.closing == '""'
+    assert spec.request.text == f'{HEAD}"""\n'
+
+
+def test_a_quote_that_ends_a_word_is_kept():
+    text = 'def greet():\n    """Say "hi"'
+    spec = find_spec(text, len(text), "python")
+    assert spec is not None
+    assert spec.request.text == 'def greet():\n    """Say "hi"\n    """\n'
+
+
+def test_a_jsdoc_line_being_opened_becomes_the_closing_line():
+    text = "function sum(xs) {\n  /**\n   * Return the sum of xs.\n   *"
+    spec = find_spec(text, len(text), "brace")
+    assert spec is not None and spec.closing == "/"
+    assert spec.request.text.endswith("   * Return the sum of xs.\n   */\n")

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from inference.api import Language, Request
 from lsp_server.spec.brace import BraceFinder
 from lsp_server.spec.python import PythonFinder
-from lsp_server.spec.text import SpecKind, head, line_end, line_start, tail, writable
+from lsp_server.spec.text import SpecKind, head, line_start, tail, writable
 
 PYTHON_IDS = frozenset({"python"})
 BRACE_IDS = frozenset(
@@ -95,8 +95,7 @@ def find_spec(
             suffix=head(text[suffix_start : suffix_start + suffix_chars + 1], suffix_chars),
             language=language,
         )
-        insert_at = line_end(text, found.text_end)
-        return Spec(found.kind, found.start, found.end, insert_at, found.closing, request)
+        return Spec(found.kind, found.start, found.end, found.insert_at, found.rest, request)
     return None
 
 

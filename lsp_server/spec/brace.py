@@ -91,7 +91,7 @@ class BraceFinder:
                 return None
             block_end = rstrip_at(text, first, last_end)
             text_end = rstrip_at(text, start, body)
-            return Found("comment", first, block_end, text_end, "", indent_of(line))
+            return Found.closed(text, "comment", first, block_end, text_end, indent_of(line))
         return None
 
     def _body_spec(self, brace_end: int, def_indent: int) -> Found | None:
@@ -122,7 +122,7 @@ class BraceFinder:
                 break
             last_end = end
         block_end = rstrip_at(text, first, last_end)
-        return Found("comment", first, block_end, block_end, "", def_indent)
+        return Found.closed(text, "comment", first, block_end, block_end, def_indent)
 
     def _block_comment(self, open_at: int, def_indent: int) -> Found | None:
         text = self.text
@@ -130,13 +130,11 @@ class BraceFinder:
         close = text.find("*/", open_at + 2, open_at + 2 + MAX_SPEC_CHARS)
         code = re.compile(r"^[ \t]*\}")
         if close >= 0 and not crosses_code(text, open_at, close, def_indent, code):
-            return Found("comment", start, close + 2, close + 2, "", def_indent)
+            return Found.closed(text, "comment", start, close + 2, close + 2, def_indent)
         if self.cursor < open_at + 2:
             return None
         cursor_end = line_end(text, self.cursor)
         if crosses_code(text, open_at, cursor_end, def_indent, code):
             return None
-        text_end = rstrip_at(text, open_at + 2, cursor_end)
-        indent = text[start:open_at]
-        closing = close_unclosed(text[open_at + 2 : text_end], indent + " ", "*/", " */")
-        return Found("comment", start, text_end, text_end, closing, def_indent)
+        closers = ("*/", " */", f"\n{text[start:open_at]} */")
+        return close_unclosed(text, "comment", start, open_at + 2, self.cursor, closers, def_indent)

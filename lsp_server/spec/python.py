@@ -75,7 +75,7 @@ class PythonFinder:
                     return None
                 block_end = rstrip_at(text, first, last_end)
                 text_end = rstrip_at(text, start, header_end)
-                return Found("comment", first, block_end, text_end, "", indent)
+                return Found.closed(text, "comment", first, block_end, text_end, indent)
             return None
         return None
 
@@ -124,7 +124,7 @@ class PythonFinder:
                 break
             last_end = end
         block_end = rstrip_at(text, first, last_end)
-        return Found("comment", first, block_end, block_end, "", def_indent)
+        return Found.closed(text, "comment", first, block_end, block_end, def_indent)
 
     def _docstring(self, open_at: int, quote: str, def_indent: int) -> Found | None:
         text = self.text
@@ -134,7 +134,7 @@ class PythonFinder:
         close = text.find(quote, content, limit)
         if close >= 0 and not crosses_code(text, open_at, close, def_indent, _PY_CODE_START):
             end = close + len(quote)
-            return Found("docstring", start, end, end, "", def_indent)
+            return Found.closed(text, "docstring", start, end, end, def_indent)
         # Unclosed: the spec runs to the end of the cursor's line, which must lie inside it.
         if self.cursor < content:
             return None
@@ -143,10 +143,9 @@ class PythonFinder:
         cursor_end = line_end(text, self.cursor)
         if crosses_code(text, open_at, cursor_end, def_indent, _PY_CODE_START):
             return None
-        text_end = rstrip_at(text, content, cursor_end)
         lead = text[start:open_at]
         indent = lead[: len(lead) - len(lead.lstrip(" \t"))]
-        closing = close_unclosed(text[content:text_end], indent, quote, quote)
-        if len(quote) == 1:
-            closing = quote
-        return Found("docstring", start, text_end, text_end, closing, def_indent)
+        # A one-quote docstring cannot span lines: it closes on the same line.
+        own_line = f"\n{indent}{quote}" if len(quote) == 3 else quote
+        closers = (quote, quote, own_line)
+        return close_unclosed(text, "docstring", start, content, self.cursor, closers, def_indent)

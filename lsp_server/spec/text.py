@@ -21,10 +21,19 @@ class Found:
 
     kind: SpecKind
     start: int
-    end: int
+    end: int  # just past the spec as typed
     text_end: int  # the request's document text ends here
-    closing: str
+    closing: str  # what closes the spec in the request
+    insert_at: int  # what the document lacks, then the answer, go after this offset
+    rest: str  # what the document lacks there to close the spec ('' when it is closed)
     def_indent: int  # indentation of the function header
+
+    @classmethod
+    def closed(
+        cls, text: str, kind: SpecKind, start: int, end: int, text_end: int, def_indent: int
+    ) -> Found:
+        """A spec the document closes already."""
+        return cls(kind, start, end, text_end, "", line_end(text, text_end), "", def_indent)
 
 
 def line_start(text: str, offset: int) -> int:
@@ -97,7 +106,7 @@ def writable(text: str, found: Found, cursor: int) -> int | None:
     """
     if cursor < found.start:
         return None
-    insert_at = line_end(text, found.text_end)
+    insert_at = found.insert_at
     cursor_ok = cursor <= insert_at
     if insert_at >= len(text):
         return len(text) if cursor_ok else None
@@ -131,8 +140,46 @@ def crosses_code(text: str, start: int, end: int, def_indent: int, code: re.Patt
     return True
 
 
-def close_unclosed(content: str, indent: str, closer: str, one_line: str) -> str:
-    """Closing text for an unclosed spec: on its own line once the spec spans lines."""
-    if "\n" in content or content.endswith(closer[0]):
-        return f"\n{indent}{closer}"
-    return one_line
+def close_unclosed(
+    text: str,
+    kind: SpecKind,
+    start: int,
+    content: int,
+    cursor: int,
+    closers: tuple[str, str, str],
+    def_indent: int,
+) -> Found:
+    """A spec still being typed, which runs to the end of the cursor's line.
+
+    `closers` are the delimiter, the request's closing on the same line and on a line of its
+    own. A delimiter being typed (`"` or `""` of a triple quote, `*` of `*/`) is left out, so
+    the request stays the same while it is typed. The closing goes on its own line once the
+    spec spans lines or a line was opened for it, as the finished text will have it.
+    """
+    delimiter, inline, own_line = closers
+    line_end_at = line_end(text, cursor)
+    typed_end = rstrip_at(text, content, line_end_at)
+    run = partial_closer(text, content, typed_end, delimiter)
+    text_end = rstrip_at(text, content, typed_end - run)
+    spans = "\n" in text[content:line_end_at] or text[content:text_end].endswith(delimiter[0])
+    closing = own_line if spans else inline
+    if run:
+        rest = delimiter[run:]
+    elif text_end < line_start(text, line_end_at):  # the cursor's line waits for the delimiter
+        rest = delimiter
+    else:
+        rest = closing
+    return Found(kind, start, typed_end, text_end, closing, line_end_at, rest, def_indent)
+
+
+def partial_closer(text: str, start: int, end: int, delimiter: str) -> int:
+    """How many leading characters of `delimiter` end text[start:end] (being typed), or 0.
+
+    They count only after a space or punctuation, so that `"hi"` keeps its quote.
+    """
+    for run in range(len(delimiter) - 1, 0, -1):
+        if end - run >= start and text[end - run : end] == delimiter[:run]:
+            before = text[end - run - 1] if end - run > start else " "
+            if not before.isalnum():
+                return run
+    return 0
