@@ -19,7 +19,7 @@ venv: $(STAMP)
 
 demo: venv
 	$(BIN)/prewrite models install $(DEMO_MODEL)
-	$(BIN)/prewrite engine-demo --model $(DEMO_MODEL)
+	$(BIN)/prewrite demo --model $(DEMO_MODEL)
 
 engine-demo: venv
 	$(BIN)/prewrite models install $(DEMO_MODEL)
