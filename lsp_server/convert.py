@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from lsprotocol import types
-from pygls.workspace import TextDocument
+from pygls.workspace import ServerTextPosition, TextDocument
 
 from inference.api import Completion
 from lsp_server.spec import Edit
@@ -26,6 +26,13 @@ def offset_at(document: TextDocument, position: types.Position) -> int:
 
 def position_at(document: TextDocument, offset: int) -> types.Position:
     """Client position of an offset."""
+    lines = document.lines
+    if not lines:
+        return types.Position(line=0, character=0)
+    if offset >= len(document.source) and not lines[-1].endswith(("\n", "\r")):
+        # pygls maps the end of a document without a final newline to (last line + 1, 0)
+        end = ServerTextPosition(len(lines) - 1, len(lines[-1]))
+        return document.position_to_client_units(end)
     return document.client_position_at_offset(offset)
 
 
