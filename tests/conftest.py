@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,17 @@ TEST_MODEL = "smollm2-135m"
 def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A saved tiny Llama with random weights and a small byte-level BPE tokenizer."""
     return build_tiny_model(tmp_path_factory.mktemp("tiny-llama"), seed=0)
+
+
+@pytest.fixture
+def one_torch_thread() -> Iterator[None]:
+    """One torch thread: tiny models run faster so, and a busy machine is not oversubscribed."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
 
 
 @pytest.fixture(scope="session")

@@ -26,18 +26,11 @@ from inference.loading import load_model
 from lsp_server.cli import build_parser
 from tests.tiny_models import build_tiny_model
 
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
 IDS = torch.tensor([[5, 17, 42, 99, 7, 250, 3]])  # [1, S]
 LORA = {"r": 4, "lora_alpha": 8, "target_modules": ["q_proj", "k_proj", "v_proj", "o_proj"],
         "task_type": "CAUSAL_LM"}  # fmt: skip
-
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    """One torch thread: the tiny models are faster so, and a busy machine is not oversubscribed."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 def base(folder: Path) -> torch.nn.Module:

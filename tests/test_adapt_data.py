@@ -9,7 +9,6 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
-import torch
 
 from inference.adapt.build import build_dataset
 from inference.adapt.dataset import read_manifest, read_rows
@@ -22,6 +21,8 @@ from inference.bench.suites import humaneval_path
 from inference.config import EngineConfig
 from inference.engine import Engine
 from tests.tiny_models import build_tiny_model
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 DATA = Path(__file__).parent / "data" / "adapt"
 CLAMP_PROMPT = (
@@ -57,15 +58,6 @@ def copy_corpus(folder: Path) -> Path:
 def build(folder: Path, out: Path, **overrides) -> dict:
     settings = {"out": out, "sources": [str(folder)], "target": "reference", "progress": False}
     return build_dataset(BuildSettings(**{**settings, **overrides}))
-
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    """One torch thread: the tiny models are faster so, and a busy machine is not oversubscribed."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 @pytest.fixture(scope="module")

@@ -23,16 +23,9 @@ from inference.errors import ConfigError
 from inference.loading import load_model
 from inference.prompting import PromptBuilder
 
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
 CORPUS = Path(__file__).parent / "data" / "adapt" / "corpus"
-
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    """One torch thread: the tiny models are faster so, and a busy machine is not oversubscribed."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 @pytest.fixture(scope="module")
