@@ -58,8 +58,12 @@ class _Job:
 
 def _load_engine(config: EngineConfig) -> Engine:
     # Imported here: torch and the model load on the worker thread, never at server start.
+    from inference.adapt.adapter import with_adapter_settings
+    from inference.config import validate_engine_config
     from inference.engine import Engine
 
+    if config.adapter:  # the adapter's prompt format and system prompt, unless set explicitly
+        config = validate_engine_config(with_adapter_settings(config.model_dump()))
     return Engine.load(config)
 
 

@@ -139,3 +139,17 @@ def test_the_adapters_prompt_settings_fill_in_defaults_only(adapter) -> None:
     args = build_parser().parse_args(["bench", "--adapter", str(folder)])
     assert engine_config_from(args)["adapter"] == str(folder)
     assert engine_config_from(build_parser().parse_args(["bench"])).get("adapter") is None
+
+
+def test_the_server_worker_loads_the_adapters_prompt_settings(
+    tiny_model_dir: Path, adapter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lsp_server.worker import _load_engine
+
+    loaded: list[EngineConfig] = []
+    monkeypatch.setattr(Engine, "load", classmethod(lambda cls, config: loaded.append(config)))
+    folder, _ = adapter
+    _load_engine(EngineConfig(model=str(tiny_model_dir), adapter=str(folder)))
+    _load_engine(EngineConfig(model=str(tiny_model_dir), adapter=str(folder), prompt_format="raw"))
+    assert (loaded[0].prompt_format, loaded[0].system_prompt) == ("chat", "Be brief.")
+    assert (loaded[1].prompt_format, loaded[1].system_prompt) == ("raw", "Be brief.")
