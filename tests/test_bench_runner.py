@@ -10,8 +10,12 @@ from __future__ import annotations
 from pathlib import Path
 from types import SimpleNamespace
 
+import pytest
+
 from inference.api import Completion, Cost, ForwardCounter, Request
-from inference.bench.runner import BenchRun, run_suite
+from inference.bench.errors import ResultsError
+from inference.bench.results import build_results, resume_run, write_results
+from inference.bench.runner import BenchRun, run_suite, run_suites
 from inference.bench.sandbox import Limits
 from inference.bench.suites import Problem, read_jsonl
 from inference.errors import ContextOverflowError
@@ -99,3 +103,31 @@ def test_run_measures_excludes_refuses_and_stops_on_ctrl_c() -> None:
     assert add.identical and add.base_pass and add.stream_pass
     largest = run.examples[1]
     assert not largest.base_pass and largest.base_status == "failed"
+
+
+def test_an_interrupted_run_resumes_where_it_stopped_and_refuses_other_settings(
+    tmp_path: Path,
+) -> None:
+    mini = read_jsonl(DATA / "mini.jsonl")
+    boom = problem("t/boom", "Add a and b. BOOM")
+    huge = problem("t/huge", "Add a and b. HUGE")
+    meta = {"suite": "mini", "model": "m", "acceptance": "exact", "dtype": "float32"}
+    first = run_suite(ScriptedEngine(), [mini[0], huge, boom, mini[1]],  # type: ignore[arg-type]
+                      Limits(timeout_s=5.0), progress=False)  # fmt: skip
+    assert first.interrupted
+    write_results(tmp_path, build_results(first, meta))
+
+    resumed = resume_run(tmp_path, meta)
+    assert [e.task_id for e in resumed.examples] == ["mini/add"]
+    assert resumed.examples[0] == first.examples[0]  # every field survives the round trip
+    engine = ScriptedEngine()
+    todo = [mini[0], huge, mini[1], mini[3]]
+    limits = Limits(timeout_s=5.0)
+    second = run_suites({"": engine}, todo, limits, False, resumed={"": resumed})[""]  # type: ignore[dict-item]
+    assert [e.task_id for e in second.examples] == ["mini/add", "mini/largest", "mini/is_even"]
+    assert second.errors == {"t/huge": "the request is too long"}  # kept, not retried
+    assert engine.calls.count("cold base") == 2  # add and huge were not measured again
+
+    with pytest.raises(ResultsError, match="other settings: dtype 'float32' -> 'bfloat16'"):
+        resume_run(tmp_path, {**meta, "dtype": "bfloat16"})
+    assert resume_run(tmp_path / "new", meta).examples == []

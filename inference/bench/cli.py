@@ -35,6 +35,12 @@ def register(commands: argparse._SubParsersAction) -> None:
     bench.add_argument("--out", type=Path, default=None, help=f"folder (default {DEFAULT_OUT}/...)")
     bench.add_argument("--test-timeout", type=float, default=Limits.timeout_s, help="seconds")
     bench.add_argument("--test-memory-mb", type=_positive, default=Limits.memory_mb)
+    bench.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the run in --out: keep its examples, measure only the missing problems "
+        "(refused when its settings differ)",
+    )
     bench.epilog = (
         "With --adapter, every example runs without and with the adapter side by side: "
         f"OUT/{BEFORE} and OUT/{AFTER} hold the usual results; the seed's Table 3 "
@@ -67,7 +73,7 @@ def _dispatch(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     from inference.bench.report import format_adaptation, format_table, write_plot
-    from inference.bench.results import build_results, write_results
+    from inference.bench.results import build_results, resume_run, write_results
     from inference.bench.runner import BenchRun, run_suites
     from inference.bench.suites import load_suite
 
@@ -77,12 +83,15 @@ def _run(args: argparse.Namespace) -> int:
     folders = {name: out / name for name in engines}  # "" (one engine): out itself
     limits = Limits(timeout_s=args.test_timeout, memory_mb=args.test_memory_mb)
     metas = {name: _meta(args, engine, len(problems)) for name, engine in engines.items()}
+    resumed = (
+        {name: resume_run(folders[name], metas[name]) for name in engines} if args.resume else None
+    )
 
     def checkpoint(done: dict[str, BenchRun]) -> None:  # after every example: a crash loses little
         for name, run in done.items():
             write_results(folders[name], build_results(run, metas[name]))
 
-    runs = run_suites(engines, problems, limits, checkpoint=checkpoint)
+    runs = run_suites(engines, problems, limits, checkpoint=checkpoint, resumed=resumed)
     results = {name: build_results(run, metas[name]) for name, run in runs.items()}
     for name, result in results.items():
         write_results(folders[name], result)

@@ -6,7 +6,7 @@ import json
 import os
 import statistics
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict
+from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Any
 
@@ -115,6 +115,33 @@ def read_results(folder: Path) -> dict[str, Any]:
     if problems:
         raise ResultsError(f"{path}: not a bench result: {'; '.join(problems[:5])}")
     return results
+
+
+# Settings that change the answers or their cost: a resumed run must match on all of them.
+RESUME_KEYS = ("suite", "model", "adapter", "system_prompt", "acceptance", "dtype", "device",
+               "threshold", "max_tokens", "prompt_format", "lookahead")  # fmt: skip
+
+
+def resume_run(folder: Path, meta: Mapping[str, Any]) -> BenchRun:
+    """The run stored in folder/results.json, to be continued under the settings `meta`.
+
+    An empty run when there is no results.json yet; ResultsError when the stored run was
+    made with other settings (its figures could not be pooled with the new ones).
+    """
+    if not (folder / RESULTS_FILE).exists():
+        return BenchRun()
+    stored = read_results(folder)
+    differ = [k for k in RESUME_KEYS if k in meta and stored.get(k) != meta[k]]
+    if differ:
+        changes = ", ".join(f"{k} {stored.get(k)!r} -> {meta[k]!r}" for k in differ)
+        raise ResultsError(f"{folder}: cannot resume a run made with other settings: {changes}")
+    names = {f.name for f in fields(ExampleResult)}
+    try:
+        examples = [ExampleResult(**{k: v for k, v in e.items() if k in names})
+                    for e in stored["examples"]]  # fmt: skip
+    except TypeError as exc:
+        raise ResultsError(f"{folder / RESULTS_FILE}: an example lacks a field: {exc}") from exc
+    return BenchRun(examples=examples, errors=dict(stored.get("errors") or {}))
 
 
 def shape_problems(results: Any) -> list[str]:

@@ -87,6 +87,7 @@ class Runner:
     def __init__(self, engine: Engine, limits: Limits):
         self.engine = engine
         self.limits = limits
+        self.warm = False  # set by the untimed warm-up forward before the first example
 
     def measure(self, problem: Problem, spec: Spec) -> ExampleResult:
         """Base (cold, warm) then stream on one example, then the tests of both answers."""
@@ -118,6 +119,7 @@ class Runner:
 
     def warm_up(self, text: str) -> None:
         """One untimed forward, so the first example does not pay for lazy initialisation."""
+        self.warm = True
         loaded = self.engine.loaded
         ids = loaded.tokenizer(text)["input_ids"]
         with torch.inference_mode():
@@ -145,16 +147,26 @@ def run_suites(
     limits: Limits,
     progress: bool = True,
     checkpoint: Callable[[dict[str, BenchRun]], None] | None = None,
+    resumed: Mapping[str, BenchRun] | None = None,
 ) -> dict[str, BenchRun]:
     """`run_suite` for several engines side by side (e.g. without and with an adapter).
 
     Each example is measured on every engine before the next example starts, so drift on
-    a noisy machine hits all of them alike.
+    a noisy machine hits all of them alike. `resumed` holds earlier runs (per engine) to
+    continue: problems measured in every one of them are not measured again.
     """
     excluded: dict[str, str] = {}  # the same problems are left out of every run
     runs = {name: BenchRun(excluded=excluded) for name in engines}
+    done: set[str] = set()
+    if resumed:
+        done = set.intersection(*(_finished(resumed.get(name)) for name in engines))
+    for name, run in runs.items():
+        if resumed and name in resumed:
+            run.examples = [e for e in resumed[name].examples if e.task_id in done]
+            run.errors = {k: v for k, v in resumed[name].errors.items() if k in done}
     runners = {name: Runner(engine, limits) for name, engine in engines.items()}
-    bar = tqdm(problems, desc="bench", unit="problem", disable=not progress, dynamic_ncols=True)
+    todo = [problem for problem in problems if problem.task_id not in done]
+    bar = tqdm(todo, desc="bench", unit="problem", disable=not progress, dynamic_ncols=True)
     try:
         for problem, spec in _specs(bar, excluded):
             measured = [_measure(runners[name], runs[name], problem, spec) for name in runners]
@@ -171,9 +183,16 @@ def run_suites(
     return runs
 
 
+def _finished(run: BenchRun | None) -> set[str]:
+    """Task ids a run has a verdict for: measured, or refused by the engine."""
+    if run is None:
+        return set()
+    return {e.task_id for e in run.examples} | set(run.errors)
+
+
 def _measure(runner: Runner, run: BenchRun, problem: Problem, spec: Spec) -> bool:
     """Measure one example into `run`; False when the engine refused it (recorded)."""
-    if not run.examples:
+    if not runner.warm:
         runner.warm_up(spec.prompt(len(spec.units)))
     try:
         run.examples.append(runner.measure(problem, spec))
