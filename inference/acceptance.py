@@ -22,8 +22,17 @@ class AcceptanceRule(Protocol):
         """The token the model writes given one row of logits [V]."""
         ...
 
-    def accept(self, rows: torch.Tensor, proposals: Sequence[int]) -> tuple[int, int]:
-        """(number of leading proposals kept, the token that follows them)."""
+    def accept(
+        self, rows: torch.Tensor, proposals: Sequence[int], q: torch.Tensor | None = None
+    ) -> tuple[int, int]:
+        """(number of leading proposals kept, the token that follows them).
+
+        `q` [n, V] is the distribution the proposals were drawn from (None: fixed tokens).
+        """
+        ...
+
+    def propose(self, rows: torch.Tensor) -> tuple[list[int], torch.Tensor | None]:
+        """Tokens drafted from a drafter's logits [k, V], and their distribution q if drawn."""
         ...
 
 
@@ -36,7 +45,13 @@ class ExactRule:
         """Greedy choice."""
         return int(torch.argmax(row))
 
-    def accept(self, rows: torch.Tensor, proposals: Sequence[int]) -> tuple[int, int]:
+    def propose(self, rows: torch.Tensor) -> tuple[list[int], torch.Tensor | None]:
+        """The drafter's greedy guesses."""
+        return torch.argmax(rows, dim=-1).tolist(), None
+
+    def accept(
+        self, rows: torch.Tensor, proposals: Sequence[int], q: torch.Tensor | None = None
+    ) -> tuple[int, int]:
         """Longest leading run equal to the argmax, then the argmax after it."""
         greedy = torch.argmax(rows, dim=-1).tolist()  # [n + 1]
         kept = 0
@@ -56,7 +71,9 @@ class ThresholdRule(ExactRule):
     def __init__(self, tau: float):
         self.tau = tau
 
-    def accept(self, rows: torch.Tensor, proposals: Sequence[int]) -> tuple[int, int]:
+    def accept(
+        self, rows: torch.Tensor, proposals: Sequence[int], q: torch.Tensor | None = None
+    ) -> tuple[int, int]:
         """Longest leading run with p >= tau, then the greedy token after it."""
         n = len(proposals)
         if n == 0:
@@ -73,9 +90,10 @@ class ThresholdRule(ExactRule):
 class SampleRule:
     """Temperature sampling; proposals are verified by speculative rejection sampling.
 
-    A proposal x is a fixed token (proposal distribution q = one-hot at x), so it is kept with
-    probability min(1, p(x) / q(x)) = p(x); on rejection the next token is drawn from
-    norm(max(p - q, 0)), which is p with x removed. The output is distributed exactly as p.
+    A proposal x drawn from q is kept with probability min(1, p(x) / q(x)); on rejection the
+    next token is drawn from norm(max(p - q, 0)). The output is distributed exactly as p. A
+    fixed proposal (the stale draft's) has q = one-hot at x: kept with probability p(x), and
+    a rejection draws from p with x removed.
     """
 
     name = "sample"
@@ -92,14 +110,25 @@ class SampleRule:
         """Draw one token from p."""
         return int(torch.multinomial(self.probs(row), 1, generator=self.generator))
 
-    def accept(self, rows: torch.Tensor, proposals: Sequence[int]) -> tuple[int, int]:
-        """Keep proposal x with probability p(x); on rejection draw from p without x."""
+    def propose(self, rows: torch.Tensor) -> tuple[list[int], torch.Tensor | None]:
+        """Draw one token per row from the drafter's tempered distribution q [k, V]."""
+        q = self.probs(rows)
+        return torch.multinomial(q, 1, generator=self.generator)[:, 0].tolist(), q
+
+    def accept(
+        self, rows: torch.Tensor, proposals: Sequence[int], q: torch.Tensor | None = None
+    ) -> tuple[int, int]:
+        """Keep x with probability min(1, p(x)/q(x)); on rejection draw from norm(max(p - q, 0))."""
         for i, token in enumerate(proposals):
             p = self.probs(rows[i])
-            if float(torch.rand((), generator=self.generator, dtype=torch.float64)) < p[token]:
+            q_i = torch.zeros_like(p) if q is None else q[i].to(p)
+            if q is None:
+                q_i[token] = 1.0
+            ratio = float(p[token] / q_i[token]) if q_i[token] > 0 else 1.0
+            if float(torch.rand((), generator=self.generator, dtype=torch.float64)) < ratio:
                 continue
-            residual = p.clone()
-            residual[token] = 0.0
+            residual = torch.clamp(p - q_i, min=0.0)
+            residual = residual if float(residual.sum()) > 0 else p
             return i, int(torch.multinomial(residual / residual.sum(), 1, generator=self.generator))
         return len(proposals), self.choose(rows[len(proposals)])
 

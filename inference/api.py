@@ -28,6 +28,7 @@ class Cost:
     accepted_tokens: int = 0  # leading draft tokens the acceptance rule kept
     generated_tokens: int = 0  # tokens written after the accepted prefix
     lookahead_tokens: int = 0  # generated tokens that came from the stale-draft lookahead
+    drafter_tokens: int = 0  # generated tokens the parallel drafter proposed
     acceptance: str = "exact"
 
     def add(self, other: Cost) -> None:
@@ -38,6 +39,7 @@ class Cost:
         self.accepted_tokens += other.accepted_tokens
         self.generated_tokens += other.generated_tokens
         self.lookahead_tokens += other.lookahead_tokens
+        self.drafter_tokens += other.drafter_tokens
 
 
 @dataclass

@@ -32,6 +32,16 @@ def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--adapter", default=None, help="LoRA adapter folder from `prewrite adapt train`"
     )
+    parser.add_argument(
+        "--drafter", default=None, help="parallel drafter folder from `prewrite drafter train`"
+    )
+    parser.add_argument(
+        "--drafter-mode",
+        choices=["fused", "seed"],
+        default="fused",
+        help="fused: verify and draft in one forward; seed: the paper's two forwards per step",
+    )
+    parser.add_argument("--drafter-block", type=int, default=None, help="default: as trained")
     parser.add_argument("--acceptance", choices=["exact", "threshold", "sample"], default="exact")
     parser.add_argument(
         "--threshold", type=float, default=DEFAULT_THRESHOLD, help="tau of threshold acceptance"
@@ -60,6 +70,9 @@ def engine_config_from(args: argparse.Namespace) -> dict:
         "max_tokens": args.max_tokens,
         "prompt_format": args.prompt_format,
         "lookahead": args.lookahead,
+        "drafter": args.drafter,
+        "drafter_mode": args.drafter_mode,
+        "drafter_block": args.drafter_block,
     }
     if args.adapter is None:
         return values

@@ -24,6 +24,9 @@ class EngineConfig(BaseModel):
 
     model: str = DEFAULT_MODEL
     adapter: str | None = None  # a LoRA adapter folder (prewrite adapt train), merged at load
+    drafter: str | None = None  # a parallel drafter folder (prewrite drafter train)
+    drafter_mode: Literal["fused", "seed"] = "fused"
+    drafter_block: int | None = Field(default=None, ge=2, le=64)  # default: as trained
     device: Literal["auto", "cpu", "cuda"] = "auto"
     dtype: Literal["auto", "float32", "bfloat16", "float16", "float64"] = "auto"
     threads: int | None = Field(default=None, ge=1, le=512)

@@ -54,6 +54,9 @@ class Engine:
             dtype,
             trust_remote_code=config.trust_remote_code,
             adapter=config.adapter,
+            drafter=config.drafter,
+            drafter_block=config.drafter_block,
+            drafter_mode=config.drafter_mode,
         )
         return cls(config, loaded)
 
@@ -61,7 +64,7 @@ class Engine:
 
     def open(self, session_id: str) -> None:
         """Start a session (re-opening one resets it)."""
-        self._sessions[session_id] = self._new_session(self.config.lookahead)
+        self._sessions[session_id] = self._new_session(self.config.lookahead, drafting=True)
         with self._lock:
             self._latest.setdefault(session_id, 0)
 
@@ -90,13 +93,16 @@ class Engine:
         """The user triggered: finish the answer for exactly this request; cost is residual."""
         return self._sync(session_id, request, version, RESIDUAL)
 
-    def generate(self, request: Request, warm_from: Request | None = None) -> Completion:
+    def generate(
+        self, request: Request, warm_from: Request | None = None, use_drafter: bool = False
+    ) -> Completion:
         """Plain greedy (or sampled) decoding, no draft: the conventional server's answer.
 
         With `warm_from`, that request's prompt is encoded first and not charged, like a
-        server that reuses the KV of a prefix it has already seen.
+        server that reuses the KV of a prefix it has already seen. `use_drafter` decodes
+        with the parallel drafter (same answer in exact mode, fewer forwards).
         """
-        session = self._new_session(lookahead=0)
+        session = self._new_session(lookahead=0, drafting=use_drafter)
         never = lambda: None  # noqa: E731 - plain decoding is never superseded
         if warm_from is not None:
             with self._in_phase(WARMUP):
@@ -133,7 +139,7 @@ class Engine:
         except KeyError:
             raise UnknownSessionError(f"no open session {session_id!r}") from None
 
-    def _new_session(self, lookahead: int) -> Session:
+    def _new_session(self, lookahead: int, drafting: bool) -> Session:
         loaded = self.loaded
         kv = KVState(loaded.model, loaded.device, self._record_forward)
         rule = make_rule(
@@ -142,7 +148,7 @@ class Engine:
             temperature=self.config.temperature,
             seed=self.config.seed,
         )
-        return Session(kv, rule, lookahead)
+        return Session(kv, rule, lookahead, loaded.drafter if drafting else None)
 
     def _checker(self, session_id: str, version: int) -> Callable[[], None]:
         def check() -> None:

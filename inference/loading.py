@@ -5,12 +5,16 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedTokenizerBase
 
 from inference import packs
 from inference.errors import ModelFolderError, ModelNotFoundError
+
+if TYPE_CHECKING:
+    from inference.drafter.drafter import Drafter, DrafterMode
 
 _WEIGHT_PATTERNS = ("*.safetensors", "*.bin", "*.safetensors.index.json", "*.bin.index.json")
 _TOKENIZER_FILES = ("tokenizer.json", "tokenizer.model", "vocab.json", "tokenizer_config.json")
@@ -25,6 +29,7 @@ class LoadedModel:
     tokenizer: PreTrainedTokenizerBase
     device: torch.device
     dtype: torch.dtype
+    drafter: Drafter | None = None
 
     @property
     def context_length(self) -> int:
@@ -71,8 +76,15 @@ def load_model(
     *,
     trust_remote_code: bool = False,
     adapter: str | None = None,
+    drafter: str | None = None,
+    drafter_block: int | None = None,
+    drafter_mode: DrafterMode = "fused",
 ) -> LoadedModel:
-    """Load `name` onto `device` in `dtype`, in eval mode, with `adapter` merged in if given."""
+    """Load `name` onto `device` in `dtype`, in eval mode, with `adapter` merged in if given.
+
+    A `drafter` is put on top, unmerged, with its gate closed: the model's forwards stay
+    exactly the base model's unless the engine opens the gate at noisy positions.
+    """
     source = resolve_model_path(name)
     try:
         tokenizer = AutoTokenizer.from_pretrained(source, trust_remote_code=trust_remote_code)
@@ -85,5 +97,10 @@ def load_model(
         from inference.adapt.adapter import apply_adapter  # peft costs a second and a half
 
         model = apply_adapter(model, adapter, name)
+    parallel = None
+    if drafter is not None:
+        from inference.drafter.drafter import load_drafter
+
+        model, parallel = load_drafter(model, drafter, name, block=drafter_block, mode=drafter_mode)
     model = model.to(device).eval()  # type: ignore[arg-type]
-    return LoadedModel(name=name, model=model, tokenizer=tokenizer, device=device, dtype=dtype)
+    return LoadedModel(name, model, tokenizer, device, dtype, parallel)

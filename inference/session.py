@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+import torch
 
 from inference.acceptance import AcceptanceRule, lookahead_rule
 from inference.api import Cost
 from inference.kvcache import KVState
 from inference.lookahead import StaleDraft
 from inference.stopping import ScanState, StopRule
+
+if TYPE_CHECKING:
+    from inference.drafter.drafter import Drafter
 
 
 class Session:
@@ -20,11 +26,18 @@ class Session:
     KV cache holds a prefix of prompt_ids + draft.
     """
 
-    def __init__(self, kv: KVState, rule: AcceptanceRule, lookahead: int):
+    def __init__(
+        self,
+        kv: KVState,
+        rule: AcceptanceRule,
+        lookahead: int,
+        drafter: Drafter | None = None,
+    ):
         self.kv = kv
         self.rule = rule
         self.lookahead_rule = lookahead_rule(rule)
         self.lookahead = lookahead  # max stale-draft tokens proposed per forward (0: off)
+        self.drafter = drafter  # proposes blocks when the stale draft has nothing to offer
         self.prompt_ids: list[int] = []
         self.draft: list[int] = []
         self.verified = 0
@@ -57,7 +70,10 @@ class Session:
     ) -> None:
         check()
         proposals = self.draft[self.verified :]
-        rows = self.kv.score(self.prompt_ids + self.draft[: self.verified], proposals)
+        drafter = self.drafter
+        noise = drafter.tail_for(len(proposals)) if drafter else 0
+        context = self.prompt_ids + self.draft[: self.verified]
+        rows, guesses = self.kv.score_drafting(context, proposals, drafter, noise)
         kept, following = self.rule.accept(rows, proposals)  # rows: [len(proposals) + 1, V]
         cost.draft_tokens, cost.accepted_tokens = len(proposals), kept
         stale = StaleDraft(proposals[kept:]) if kept < len(proposals) else None
@@ -68,7 +84,9 @@ class Session:
         if end is not None:
             self._finish(end)
             return
-        self._regenerate(following, state, stale, stop, check, cost)
+        # the tail guessed what follows the whole draft: of use only when all of it was kept
+        block = self.lookahead_rule.propose(guesses) if guesses is not None and not stale else None
+        self._regenerate(following, state, stale, stop, check, cost, block)
 
     def _regenerate(
         self,
@@ -78,20 +96,38 @@ class Session:
         stop: StopRule,
         check: Callable[[], None],
         cost: Cost,
+        drafted: tuple[list[int], torch.Tensor | None] | None = None,
     ) -> None:
-        """Decode from the accepted prefix; each forward also checks stale-draft proposals."""
+        """Decode from the accepted prefix; each forward also checks proposed tokens.
+
+        Proposals come from the stale draft's lookahead, or else from the block the drafter
+        guessed in the previous forward (`drafted` for the first); the AR weights decide.
+        """
+        block, block_q = drafted or ([], None)  # the drafter's guess of the tokens after `token`
+        drafter = self.drafter
         while True:
             state, done = self._append(token, state, stop, cost)
             if done:
                 return
             proposals = stale.propose(self.draft, self.lookahead) if stale else []
+            q, from_drafter = None, False
+            if not proposals and block:
+                proposals, q, from_drafter = block, block_q, True
+            noise = drafter.tail_for(len(proposals)) if drafter else 0
             check()
-            rows = self.kv.feed([token, *proposals])  # [1 + len(proposals), V]
-            kept, token = self.lookahead_rule.accept(rows, proposals)
-            if stale:
+            rows, guesses = self.kv.feed_drafting([token, *proposals], drafter, noise)
+            kept, token = self.lookahead_rule.accept(rows, proposals, q)
+            if stale and not from_drafter:
                 stale.advance(kept, len(proposals))
+            # the noisy tail guessed what follows all the proposals: useless after a rejection
+            block, block_q = [], None
+            if noise and kept == len(proposals):
+                block, block_q = self.lookahead_rule.propose(guesses)
             for proposal in proposals[:kept]:
-                cost.lookahead_tokens += 1
+                if from_drafter:
+                    cost.drafter_tokens += 1
+                else:
+                    cost.lookahead_tokens += 1
                 state, done = self._append(proposal, state, stop, cost)
                 if done:
                     return

@@ -9,6 +9,7 @@ import sys
 from inference import cli as engine_cli
 from inference.adapt import cli as adapt_cli
 from inference.bench import cli as bench_cli
+from inference.drafter import cli as drafter_cli
 from inference.errors import PrewriteError
 from lsp_server import commands as server_commands
 
@@ -21,6 +22,7 @@ def build_parser() -> argparse.ArgumentParser:
     server_commands.register(commands)
     bench_cli.register(commands)
     adapt_cli.register(commands)
+    drafter_cli.register(commands)
     return parser
 
 

@@ -86,6 +86,10 @@ def apply_adapter(
     """`model` with the adapter applied: merged into its weights, or as a peft wrapper."""
     folder = adapter_folder(name)
     manifest = read_manifest(folder)
+    if merge and manifest is not None and manifest.get("kind") == "drafter":
+        raise AdapterFolderError(
+            f"{folder} is a drafter: it is loaded with --drafter, never merged into the weights"
+        )
     if manifest is not None:
         problem = identity_problem(manifest.get("base", {}), model_identity(model))
         if problem is not None:

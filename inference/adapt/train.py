@@ -117,7 +117,7 @@ def run_training(settings: TrainSettings) -> dict[str, Any]:
     train, validation = _features(settings, builder, counts)
     settings.out.mkdir(parents=True, exist_ok=True)
     run = _run_identity(settings, model_name, loaded)
-    model, state = _model_to_train(settings, loaded, run)
+    model, state = model_to_train(settings, loaded, run)
     pad = loaded.tokenizer.pad_token_id
     pad_id = int(pad if pad is not None else loaded.tokenizer.eos_token_id or 0)
     trainer = Trainer(model, settings, train, pad_id, device)
@@ -125,7 +125,7 @@ def run_training(settings: TrainSettings) -> dict[str, Any]:
         trainer.optimizer.load_state_dict(state["optimizer"])
         restore_rng(state["rng"])
     adapter_manifest = _adapter_manifest(settings, manifest, model_name, len(train))
-    summary = _loop(trainer, validation, state["step"] if state else 0, run, adapter_manifest)
+    summary = train_loop(trainer, validation, state["step"] if state else 0, run, adapter_manifest)
     if not summary["interrupted"]:
         write_adapter(model, settings.out / ADAPTER, {**adapter_manifest, "steps": settings.steps})
     return {
@@ -154,9 +154,13 @@ def _features(
     return train, validation
 
 
-def _loop(trainer: Trainer, validation: list[Feature], start: int, run: dict[str, Any],
-          adapter_manifest: dict[str, Any]) -> dict[str, Any]:  # fmt: skip
-    """Steps start..steps with logging and checkpoints; Ctrl-C checkpoints what was done."""
+def train_loop(trainer: Any, validation: list[Feature], start: int, run: dict[str, Any],
+               adapter_manifest: dict[str, Any]) -> dict[str, Any]:  # fmt: skip
+    """Steps start..steps with logging and checkpoints; Ctrl-C checkpoints what was done.
+
+    `trainer` is this module's Trainer or one like it (the drafter's): `step(i)` returns the
+    step's loss and the positions it covered, `evaluate(features)` a validation loss.
+    """
     settings = trainer.settings
     log = (settings.out / LOG).open("a", encoding="utf-8")
     bar = tqdm(total=settings.steps, initial=start, desc="train", unit="step",
@@ -188,16 +192,19 @@ def _loop(trainer: Trainer, validation: list[Feature], start: int, run: dict[str
             "validation_loss": validation_loss}  # fmt: skip
 
 
-def _checkpoint(trainer: Trainer, step: int, run: dict[str, Any], manifest: dict[str, Any]) -> None:
+def _checkpoint(trainer: Any, step: int, run: dict[str, Any], manifest: dict[str, Any]) -> None:
     state = {"optimizer": trainer.optimizer.state_dict(), "run": run}
     save_checkpoint(trainer.settings.out, step, trainer.model, state, manifest,
                     trainer.settings.keep_checkpoints)  # fmt: skip
 
 
-def _model_to_train(
-    settings: TrainSettings, loaded: LoadedModel, run: dict[str, Any]
+def model_to_train(
+    settings: Any, loaded: LoadedModel, run: dict[str, Any]
 ) -> tuple[PeftModel, dict[str, Any] | None]:
-    """A fresh LoRA model, or the last checkpoint's with its trainer state."""
+    """A fresh LoRA model, or the last checkpoint's with its trainer state.
+
+    `settings` has TrainSettings' out, resume, seed, rank, alpha, dropout, target_modules.
+    """
     existing = checkpoints_of(settings.out)
     if existing and not settings.resume:
         raise CheckpointError(

@@ -119,7 +119,8 @@ def read_results(folder: Path) -> dict[str, Any]:
 
 # Settings that change the answers or their cost: a resumed run must match on all of them.
 RESUME_KEYS = ("suite", "model", "adapter", "system_prompt", "acceptance", "dtype", "device",
-               "threshold", "max_tokens", "prompt_format", "lookahead")  # fmt: skip
+               "threshold", "max_tokens", "prompt_format", "lookahead", "drafter",
+               "drafter_mode")  # fmt: skip
 
 
 def resume_run(folder: Path, meta: Mapping[str, Any]) -> BenchRun:

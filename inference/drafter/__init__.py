@@ -1,0 +1,1 @@
+"""Uno-style parallel drafter: a per-position gated LoRA inside the same model drafts blocks."""
