@@ -288,3 +288,19 @@ def test_a_drafter_is_not_an_adapter_and_an_adapter_is_not_a_drafter(
         engine_with(tiny_model_dir, plain_adapter)
     with pytest.raises(SystemExit):
         main(["drafter", "train", str(tmp_path), "--blocks", "2,x"])
+
+
+def test_the_two_pass_loss_equals_the_one_forward_layout(tiny_model_dir: Path) -> None:
+    loaded = load_model(str(tiny_model_dir), CPU, torch.float64)
+    gate = PositionGate(random_lora(loaded.model, seed=4))
+    sequence = build_sequence(Feature("f", list(range(5, 45)), 25), 4, 3, 1, CPU)
+    assert sequence is not None
+    with torch.no_grad(), gate.open_at(sequence.gate):
+        logits = gate.model(input_ids=sequence.input_ids, position_ids=sequence.position_ids,
+                            attention_mask=sequence.attention_mask).logits[0]  # fmt: skip
+    n = sequence.slots
+    teacher = torch.softmax(logits[sequence.keep[:n]], dim=-1)
+    student = torch.softmax(logits[sequence.keep[n:]], dim=-1)
+    one_forward_tv = float(0.5 * (teacher - student).abs().sum())
+    _, parts = distill_loss(gate.model, gate, sequence, 0.01, 1.0)
+    assert parts["tv"] == pytest.approx(one_forward_tv, rel=1e-6)  # the loss is taken in float32

@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import torch
+from transformers import DynamicCache
 
 from inference.adapt.batches import Feature
 from inference.drafter.gate import PositionGate
@@ -84,19 +85,33 @@ def distill_loss(
     kl_weight: float,
     tv_weight: float,
 ) -> tuple[torch.Tensor, dict[str, float]]:
-    """Summed loss over the sequence's slots, and the summed KL and TV for logging."""
-    with gate.open_at(sequence.gate):
-        out = model(
-            input_ids=sequence.input_ids,
-            position_ids=sequence.position_ids,
-            attention_mask=sequence.attention_mask,
-            logits_to_keep=sequence.keep,
-            use_cache=False,
-        )
-    logits = out.logits[0].float()  # [2N, V]
+    """Summed loss over the sequence's slots, and the summed KL and TV for logging.
+
+    Computed in two passes that give the one-forward layout's numbers: the clean tokens
+    without gradients (teacher logits, and the keys and values the slots attend to), then
+    the slots on top of that cache with the gate open. Nothing trainable acts on clean
+    positions, so the backward pass only runs over the slots.
+    """
     n = sequence.slots
-    teacher = torch.log_softmax(logits[:n].detach(), dim=-1)  # [N, V]
-    student = torch.log_softmax(logits[n:], dim=-1)  # [N, V]
+    clean_length = sequence.input_ids.shape[1] - n
+    cache = DynamicCache()
+    with torch.no_grad():
+        teacher_out = model(
+            input_ids=sequence.input_ids[:, :clean_length],
+            cache=cache,
+            use_cache=True,
+            logits_to_keep=sequence.keep[:n],
+        )
+    teacher = torch.log_softmax(teacher_out.logits[0].float(), dim=-1)  # [N, V]
+    with gate.open_at(sequence.gate[:, clean_length:]):
+        out = model(
+            input_ids=sequence.input_ids[:, clean_length:],
+            position_ids=sequence.position_ids[:, clean_length:],
+            attention_mask=sequence.attention_mask[:, :, clean_length:, :],
+            cache=cache,
+            use_cache=True,
+        )
+    student = torch.log_softmax(out.logits[0].float(), dim=-1)  # [N, V]
     p = teacher.exp()
     kl = (p * (teacher - student)).sum(dim=-1)  # [N]
     tv = 0.5 * (p - student.exp()).abs().sum(dim=-1)  # [N]
