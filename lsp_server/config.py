@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -42,6 +43,15 @@ class Settings(BaseModel):
     model: str = _engine("model", "Model pack name, local Hugging Face folder or hub id.")
     adapter: str | None = _engine(
         "adapter", "LoRA adapter folder (prewrite adapt train) merged into the model at load."
+    )
+    drafter: str | None = _engine(
+        "drafter", "Parallel drafter folder (prewrite drafter train): regenerates in blocks."
+    )
+    drafter_mode: Literal["fused", "seed"] = _engine(
+        "drafter_mode", "fused: verify and draft in one forward; seed: two forwards per step."
+    )
+    drafter_block: int | None = _engine(
+        "drafter_block", "Tokens per drafted block (null: as the drafter was trained)."
     )
     device: Literal["auto", "cpu", "cuda"] = _engine("device", "Where the model runs.")
     dtype: Literal["auto", "float32", "bfloat16", "float16", "float64"] = _engine(
@@ -88,9 +98,30 @@ class Settings(BaseModel):
         """The engine's settings as EngineConfig keys."""
         return {name: getattr(self, name) for name in ENGINE_KEYS}
 
-    def engine_config(self) -> EngineConfig:
-        """The engine configuration these settings ask for."""
-        return validate_engine_config(self.engine_values())
+    def engine_config(self, root: str | None = None) -> EngineConfig:
+        """The engine configuration these settings ask for.
+
+        Relative adapter and drafter folders (and a model given as ./folder) are taken
+        relative to the workspace `root`, not to wherever the editor started the server.
+        """
+        values = self.engine_values()
+        if root:
+            for name in FOLDER_SETTINGS:
+                value = values.get(name)
+                if value and _relative_folder(name, value):
+                    values[name] = str(Path(root) / Path(value).expanduser())
+        return validate_engine_config(values)
+
+
+FOLDER_SETTINGS = ("model", "adapter", "drafter")
+
+
+def _relative_folder(name: str, value: str) -> bool:
+    """A relative path; for `model` only an explicit ./ or ../ one (else it is a pack name)."""
+    path = Path(value).expanduser()
+    if path.is_absolute():
+        return False
+    return name != "model" or value.startswith(("./", "../"))
 
 
 ENGINE_KEYS = tuple(name for name in Settings.model_fields if name in EngineConfig.model_fields)

@@ -110,7 +110,7 @@ class Service:
         self._status("loading", f"loading {model}")
         failure: PrewriteError | None = None
         try:
-            await self.worker.load(self.settings.engine_config())
+            await self.worker.load(self.settings.engine_config(self.root))
         except PrewriteError as exc:
             failure = exc
         finally:  # the progress ends before the outcome is told

@@ -147,3 +147,17 @@ def test_the_settings_table_in_the_docs_matches_the_schema():
     assert set(documented) == set(properties)
     for name, prop in properties.items():
         assert documented[name] == (prop["default"], prop["description"]), name
+
+
+def test_relative_adapter_drafter_and_model_folders_are_taken_from_the_workspace_root():
+    settings = validate_settings(
+        {"adapter": "adapters/early", "drafter": "../drafters/d", "model": "./models/m"}
+    )
+    config = settings.engine_config("/work/project")
+    assert config.adapter == "/work/project/adapters/early"
+    assert config.drafter == "/work/project/../drafters/d"
+    assert config.model == "/work/project/models/m"
+    packs = validate_settings({"model": "smollm2-135m", "adapter": "/abs/adapter"})
+    assert packs.engine_config("/work/project").model == "smollm2-135m"  # a pack name stays
+    assert packs.engine_config("/work/project").adapter == "/abs/adapter"
+    assert settings.engine_config(None).adapter == "adapters/early"  # no workspace: as given
