@@ -22,6 +22,22 @@ def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_tiny_model(tmp_path_factory.mktemp("tiny-llama"), seed=0)
 
 
+@pytest.fixture(scope="session")
+def reference_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Adaptation rows with reference targets from the fixture corpus (built without a model)."""
+    import shutil
+
+    from inference.adapt.build import build_dataset
+    from inference.adapt.settings import BuildSettings
+
+    corpus = tmp_path_factory.mktemp("corpus")
+    for source in (Path(__file__).parent / "data" / "adapt" / "corpus").glob("*.py.txt"):
+        shutil.copy(source, corpus / source.name.removesuffix(".txt"))
+    out = tmp_path_factory.mktemp("data")
+    build_dataset(BuildSettings(out=out, sources=[str(corpus)], target="reference", progress=False))
+    return out
+
+
 @pytest.fixture
 def one_torch_thread() -> Iterator[None]:
     """One torch thread: tiny models run faster so, and a busy machine is not oversubscribed."""

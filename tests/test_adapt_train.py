@@ -14,10 +14,9 @@ from safetensors.torch import load_file
 
 from inference.adapt.adapter import quiet_peft
 from inference.adapt.batches import answer_loss, collate, make_features
-from inference.adapt.build import build_dataset
 from inference.adapt.dataset import read_rows
 from inference.adapt.errors import CheckpointError, DatasetError
-from inference.adapt.settings import BuildSettings, TrainSettings
+from inference.adapt.settings import TrainSettings
 from inference.adapt.train import Trainer, run_training
 from inference.errors import ConfigError
 from inference.loading import load_model
@@ -25,18 +24,11 @@ from inference.prompting import PromptBuilder
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
-CORPUS = Path(__file__).parent / "data" / "adapt" / "corpus"
 
 
-@pytest.fixture(scope="module")
-def data(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Reference-target rows from the fixture corpus (no model needed to build them)."""
-    corpus = tmp_path_factory.mktemp("corpus")
-    for source in CORPUS.glob("*.py.txt"):
-        shutil.copy(source, corpus / source.name.removesuffix(".txt"))
-    out = tmp_path_factory.mktemp("data")
-    build_dataset(BuildSettings(out=out, sources=[str(corpus)], target="reference", progress=False))
-    return out
+@pytest.fixture
+def data(reference_data: Path) -> Path:
+    return reference_data
 
 
 def settings(data: Path, out: Path, model: Path, **overrides) -> TrainSettings:

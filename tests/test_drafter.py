@@ -18,10 +18,8 @@ from peft import LoraConfig, get_peft_model
 
 from inference.adapt.adapter import quiet_peft, write_adapter
 from inference.adapt.batches import Feature, make_features
-from inference.adapt.build import build_dataset
 from inference.adapt.dataset import read_rows
 from inference.adapt.errors import AdapterFolderError
-from inference.adapt.settings import BuildSettings
 from inference.api import Request
 from inference.config import EngineConfig
 from inference.drafter.distill import anchors, block_for, build_sequence, distill_loss
@@ -37,7 +35,6 @@ from lsp_server.cli import main
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 CPU = torch.device("cpu")
-CORPUS = Path(__file__).parent / "data" / "adapt" / "corpus"
 # No `def` in the text: the body-end rule is off, so answers run to the token budget.
 EARLIER = "values = [3, 1, 2]\n# sort the values\n"
 PROMPT = "values = [3, 1, 2]\n# sort the values in place and print them\n"
@@ -69,15 +66,9 @@ def drafter_dir(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) 
     return folder
 
 
-@pytest.fixture(scope="module")
-def data(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Reference-target rows from the fixture corpus: the teacher is the live model anyway."""
-    corpus = tmp_path_factory.mktemp("corpus")
-    for source in CORPUS.glob("*.py.txt"):
-        shutil.copy(source, corpus / source.name.removesuffix(".txt"))
-    out = tmp_path_factory.mktemp("data")
-    build_dataset(BuildSettings(out=out, sources=[str(corpus)], target="reference", progress=False))
-    return out
+@pytest.fixture
+def data(reference_data: Path) -> Path:
+    return reference_data
 
 
 def engine_with(model: Path, drafter: Path | None, **settings) -> Engine:

@@ -44,7 +44,7 @@ ADAPTER, LOG = "adapter", "train-log.jsonl"
 class Trainer:
     """One LoRA model, its optimizer, and the deterministic order it reads the data in."""
 
-    def __init__(self, model: PeftModel, settings: TrainSettings, features: list[Feature],
+    def __init__(self, model: PeftModel, settings: Any, features: list[Feature],
                  pad_id: int, device: torch.device):  # fmt: skip
         self.model = model
         self.settings = settings
@@ -73,10 +73,14 @@ class Trainer:
             loss = answer_loss(self.model, batch) / total
             loss.backward()
             loss_sum += float(loss.detach())
+        self.update()
+        return loss_sum, total
+
+    def update(self) -> None:
+        """Apply the accumulated gradients (clipped to norm 1) and clear them."""
         torch.nn.utils.clip_grad_norm_(self.params, 1.0)
         self.optimizer.step()
         self.optimizer.zero_grad(set_to_none=True)
-        return loss_sum, total
 
     @torch.no_grad()
     def evaluate(self, features: list[Feature]) -> float:
@@ -121,22 +125,24 @@ def run_training(settings: TrainSettings) -> dict[str, Any]:
     pad = loaded.tokenizer.pad_token_id
     pad_id = int(pad if pad is not None else loaded.tokenizer.eos_token_id or 0)
     trainer = Trainer(model, settings, train, pad_id, device)
+    adapter_manifest = _adapter_manifest(settings, manifest, model_name, len(train))
+    summary = run_trainer(trainer, state, validation, run, adapter_manifest, ADAPTER)
+    return {**summary, "skipped": dict(counts), "model": model_name, "device": str(device),
+            "dtype": str(loaded.dtype).removeprefix("torch.")}  # fmt: skip
+
+
+def run_trainer(trainer: Any, state: dict[str, Any] | None, validation: list[Feature],
+                run: dict[str, Any], manifest: dict[str, Any],
+                name: str) -> dict[str, Any]:  # fmt: skip
+    """Restore a checkpoint's state, train to the step budget, write OUT/name when finished."""
     if state is not None:
         trainer.optimizer.load_state_dict(state["optimizer"])
         restore_rng(state["rng"])
-    adapter_manifest = _adapter_manifest(settings, manifest, model_name, len(train))
-    summary = train_loop(trainer, validation, state["step"] if state else 0, run, adapter_manifest)
+    summary = train_loop(trainer, validation, state["step"] if state else 0, run, manifest)
+    settings = trainer.settings
     if not summary["interrupted"]:
-        write_adapter(model, settings.out / ADAPTER, {**adapter_manifest, "steps": settings.steps})
-    return {
-        **summary,
-        "rows": len(train),
-        "validation_rows": len(validation),
-        "skipped": dict(counts),
-        "model": model_name,
-        "device": str(device),
-        "dtype": str(loaded.dtype).removeprefix("torch."),
-    }
+        write_adapter(trainer.model, settings.out / name, {**manifest, "steps": settings.steps})
+    return {**summary, "rows": len(trainer.features), "validation_rows": len(validation)}
 
 
 def _features(

@@ -16,12 +16,10 @@ from typing import Any
 import torch
 from peft import PeftModel
 
-from inference.adapt.adapter import write_adapter
 from inference.adapt.batches import Feature, make_features
-from inference.adapt.checkpoints import restore_rng
 from inference.adapt.dataset import MANIFEST, TRAIN, VALIDATION, read_manifest, read_rows
 from inference.adapt.errors import DatasetError
-from inference.adapt.train import model_to_train, train_loop
+from inference.adapt.train import Trainer, model_to_train, run_trainer
 from inference.device import resolve_device, resolve_dtype, set_threads
 from inference.drafter.distill import block_for, build_sequence, distill_loss
 from inference.drafter.drafter import DRAFTER_KIND
@@ -33,19 +31,14 @@ from inference.prompting import PromptBuilder
 DRAFTER = "drafter"
 
 
-class DrafterTrainer:
-    """The gated LoRA, its optimizer, and the seeded order and block offsets it trains on."""
+class DrafterTrainer(Trainer):
+    """The adaptation trainer with the drafter's step: seeded picks and block offsets."""
 
     def __init__(self, model: PeftModel, settings: Any, features: list[Feature],
                  noise_id: int, device: torch.device):  # fmt: skip
-        self.model = model
-        self.settings = settings
-        self.features = features
+        super().__init__(model, settings, features, noise_id, device)
         self.noise_id = noise_id
-        self.device = device
         self.gate = PositionGate(model)
-        self.params = [p for p in model.parameters() if p.requires_grad]
-        self.optimizer = torch.optim.AdamW(self.params, lr=settings.learning_rate, weight_decay=0.0)
 
     def step(self, step: int) -> tuple[float, int]:
         """One optimizer step; the mean loss per noisy slot and how many slots there were."""
@@ -68,9 +61,7 @@ class DrafterTrainer:
             )
             (loss / total).backward()
             loss_sum += float(loss.detach()) / total
-        torch.nn.utils.clip_grad_norm_(self.params, 1.0)
-        self.optimizer.step()
-        self.optimizer.zero_grad(set_to_none=True)
+        self.update()
         return loss_sum, total
 
     @torch.no_grad()
@@ -111,25 +102,12 @@ def run_drafter_training(settings: Any) -> dict[str, Any]:
     run = _run_identity(settings, model_name, str(loaded.dtype), noise_id)
     model, state = model_to_train(settings, loaded, run)
     trainer = DrafterTrainer(model, settings, train, noise_id, device)
-    if state is not None:
-        trainer.optimizer.load_state_dict(state["optimizer"])
-        restore_rng(state["rng"])
     drafter_manifest = _drafter_manifest(settings, manifest, model_name, noise_id, len(train))
     before = trainer.evaluate(validation) if validation and state is None else None
-    summary = train_loop(trainer, validation, state["step"] if state else 0, run, drafter_manifest)
-    if not summary["interrupted"]:
-        write_adapter(model, settings.out / DRAFTER, {**drafter_manifest, "steps": settings.steps})
-    return {
-        **summary,
-        "validation_tv_before": before,
-        "rows": len(train),
-        "validation_rows": len(validation),
-        "skipped": dict(counts),
-        "model": model_name,
-        "device": str(device),
-        "dtype": str(loaded.dtype).removeprefix("torch."),
-        "noise_id": noise_id,
-    }
+    summary = run_trainer(trainer, state, validation, run, drafter_manifest, DRAFTER)
+    return {**summary, "validation_tv_before": before, "skipped": dict(counts),
+            "model": model_name, "device": str(device),
+            "dtype": str(loaded.dtype).removeprefix("torch."), "noise_id": noise_id}  # fmt: skip
 
 
 def _features(settings: Any, builder: PromptBuilder, split: str,
