@@ -37,7 +37,8 @@ class Engine:
         self.counter = ForwardCounter()
         self._phase = DRAFTING
         self._sessions: dict[str, Session] = {}
-        self._latest: dict[str, int] = {}
+        self._latest: dict[str, int] = {}  # newest version announced: stops older work now
+        self._newer: dict[str, int] = {}  # ... or after the work's `min_forwards` forwards
         self._lock = threading.Lock()
         self._eos = self._eos_ids()
         self._piece = functools.lru_cache(maxsize=None)(self._decode_one)
@@ -73,11 +74,17 @@ class Engine:
         self._sessions.pop(session_id, None)
         with self._lock:
             self._latest.pop(session_id, None)
+            self._newer.pop(session_id, None)
 
-    def supersede(self, session_id: str, version: int) -> None:
-        """Announce `version` for a session: work on older versions stops at its next forward."""
+    def supersede(self, session_id: str, version: int, soft: bool = False) -> None:
+        """Announce `version` for a session: work on older versions stops at its next forward.
+
+        A `soft` announcement lets an `update` first run the `min_forwards` it was given, so
+        that drafting makes progress while a user types faster than a forward takes.
+        """
         with self._lock:
-            self._latest[session_id] = max(version, self._latest.get(session_id, 0))
+            table = self._newer if soft else self._latest
+            table[session_id] = max(version, table.get(session_id, 0))
 
     def sessions(self) -> list[str]:
         """Ids of the open sessions."""
@@ -85,9 +92,14 @@ class Engine:
 
     # -- model work ---------------------------------------------------------------------------
 
-    def update(self, session_id: str, request: Request, version: int = 0) -> Completion:
-        """The request changed: verify the draft against it and regenerate what failed."""
-        return self._sync(session_id, request, version, DRAFTING)
+    def update(
+        self, session_id: str, request: Request, version: int = 0, min_forwards: int = 0
+    ) -> Completion:
+        """The request changed: verify the draft against it and regenerate what failed.
+
+        A soft `supersede` of a newer version stops this work only after `min_forwards`.
+        """
+        return self._sync(session_id, request, version, DRAFTING, min_forwards)
 
     def finalize(self, session_id: str, request: Request, version: int = 0) -> Completion:
         """The user triggered: finish the answer for exactly this request; cost is residual."""
@@ -125,10 +137,12 @@ class Engine:
 
     # -- internals ------------------------------------------------------------------------
 
-    def _sync(self, session_id: str, request: Request, version: int, phase: str) -> Completion:
+    def _sync(
+        self, session_id: str, request: Request, version: int, phase: str, min_forwards: int = 0
+    ) -> Completion:
         session = self._session(session_id)
         prompt = self._prompt(request)
-        check = self._checker(session_id, version)
+        check = self._checker(session_id, version, min_forwards)
         with self._in_phase(phase):
             cost = session.sync(prompt.ids, self._stop_rule(prompt), check)
         return self._completion(session, prompt, cost, version)
@@ -150,12 +164,19 @@ class Engine:
         )
         return Session(kv, rule, lookahead, loaded.drafter if drafting else None)
 
-    def _checker(self, session_id: str, version: int) -> Callable[[], None]:
+    def _checker(self, session_id: str, version: int, min_forwards: int) -> Callable[[], None]:
+        forwards = 0  # checks passed: the forwards this work has started
+
         def check() -> None:
+            nonlocal forwards
             with self._lock:
                 latest = self._latest.get(session_id, 0)
-            if latest > version:
-                raise Superseded(f"session {session_id!r}: version {version} < {latest}")
+                newer = self._newer.get(session_id, 0)
+            if latest > version or (newer > version and forwards >= min_forwards):
+                raise Superseded(
+                    f"session {session_id!r}: version {version} < {max(latest, newer)}"
+                )
+            forwards += 1
 
         return check
 

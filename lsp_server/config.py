@@ -81,6 +81,12 @@ class Settings(BaseModel):
     idle_ms: int = Field(
         default=300, ge=0, le=10_000, description="Pause (ms) before idle-only drafting."
     )
+    draft_min_forwards: int = Field(
+        default=4,
+        ge=0,
+        le=256,
+        description="Forwards a draft may run before a newer keystroke stops it (0: at once).",
+    )
     draft_preview: bool = Field(
         default=False, description="Send prewrite/draft notifications with the live draft."
     )

@@ -119,7 +119,7 @@ class Drafting:
     def _submit(self, doc: Document, document: TextDocument, spec: Spec) -> None:
         doc.submitted = spec.request
         doc.tag = DraftTag.of(document, spec)
-        self.worker().draft(doc.uri, spec.request, doc.tag)
+        self.worker().draft(doc.uri, spec.request, doc.tag, self.settings().draft_min_forwards)
 
     def _same_request(self, doc: Document, document: TextDocument, spec: Spec) -> None:
         """An edit that leaves the request as it was: the draft now stands for this version."""

@@ -54,6 +54,7 @@ class _Job:
     tag: Any = None
     config: EngineConfig | None = None
     future: asyncio.Future[Any] | None = None
+    min_forwards: int = 0  # a draft's forwards before a newer keystroke may stop it
 
 
 def _load_engine(config: EngineConfig) -> Engine:
@@ -127,15 +128,19 @@ class Worker:
             self._loading += 1
         return self._urgent_job(_Job("load", 0, config=config, future=self._loop.create_future()))
 
-    def draft(self, doc: str, request: Request, tag: Any) -> None:
-        """Bring the document's draft up to `request`, replacing any draft still pending."""
+    def draft(self, doc: str, request: Request, tag: Any, min_forwards: int = 0) -> None:
+        """Bring the document's draft up to `request`, replacing any draft still pending.
+
+        The running draft of the document stops once it has run its own `min_forwards`, so
+        a draft makes progress even while keystrokes come faster than forwards.
+        """
         with self._cond:
             ticket = next(self._tickets)
             if self._drafts.pop(doc, None) is not None:
                 self._counts["dropped"] += 1
-            self._drafts[doc] = _Job("draft", ticket, doc, request, tag)
+            self._drafts[doc] = _Job("draft", ticket, doc, request, tag, min_forwards=min_forwards)
             self._counts["submitted"] += 1
-            self._supersede(doc, ticket)
+            self._supersede(doc, ticket, soft=True)
             self._cond.notify()
 
     def finalize(
@@ -201,9 +206,9 @@ class Worker:
             self._cond.notify()
         return job.future
 
-    def _supersede(self, doc: str, ticket: int) -> None:
+    def _supersede(self, doc: str, ticket: int, soft: bool = False) -> None:
         if self._engine is not None:
-            self._engine.supersede(doc, ticket)
+            self._engine.supersede(doc, ticket, soft=soft)
 
     def _preempt_drafting(self, keep: str | None) -> None:
         """Stop another document's running draft at its next forward and queue it again."""
@@ -288,7 +293,7 @@ class Worker:
             return engine.finalize(job.doc, job.request, job.ticket)
         if not engine.is_verified(job.doc, job.request):
             self._emit(DraftEvent(job.doc, job.tag, "regenerating"))
-        return engine.update(job.doc, job.request, job.ticket)
+        return engine.update(job.doc, job.request, job.ticket, min_forwards=job.min_forwards)
 
     def _load(self, config: EngineConfig) -> None:
         engine = self._load_engine(config)

@@ -161,3 +161,18 @@ def test_superseded_work_does_not_start(engine):
     with pytest.raises(Superseded):
         engine.update("old", NEW, version=4)
     assert engine._sessions["old"].draft == []
+
+
+def test_a_soft_supersede_lets_the_work_run_its_minimum_forwards_first(engine, greedy):
+    engine.open("soft")
+    engine.supersede("soft", 5, soft=True)  # a newer keystroke is already waiting
+    before = engine.counter.by_phase.get("drafting", 0)
+    with pytest.raises(Superseded):
+        engine.update("soft", NEW, version=4, min_forwards=3)
+    assert engine.counter.by_phase["drafting"] - before == 3
+    assert engine.draft_of("soft", NEW).token_ids == greedy[:3]  # progress that will be kept
+    engine.supersede("soft", 7)  # a trigger (hard): stops at once, whatever min_forwards says
+    with pytest.raises(Superseded):
+        engine.update("soft", NEW, version=6, min_forwards=3)
+    assert engine.counter.by_phase["drafting"] - before == 3
+    engine.close("soft")

@@ -32,6 +32,7 @@ class GatedEngine:
         self.waiting = threading.Event()  # set while a forward waits on the gate
         self.fail_on: str | None = None
         self._latest: dict[str, int] = {}
+        self._newer: dict[str, int] = {}  # soft: stops work after its min_forwards
         self._done: dict[str, Request] = {}
         self._lock = threading.Lock()
 
@@ -41,12 +42,15 @@ class GatedEngine:
     def close(self, sid: str) -> None:
         self._done.pop(sid, None)
 
-    def supersede(self, sid: str, version: int) -> None:
+    def supersede(self, sid: str, version: int, soft: bool = False) -> None:
         with self._lock:
-            self._latest[sid] = max(version, self._latest.get(sid, 0))
+            table = self._newer if soft else self._latest
+            table[sid] = max(version, table.get(sid, 0))
 
-    def update(self, sid: str, request: Request, version: int = 0) -> Completion:
-        return self._sync("update", sid, request, version, "drafting")
+    def update(
+        self, sid: str, request: Request, version: int = 0, min_forwards: int = 0
+    ) -> Completion:
+        return self._sync("update", sid, request, version, "drafting", min_forwards)
 
     def finalize(self, sid: str, request: Request, version: int = 0) -> Completion:
         return self._sync("finalize", sid, request, version, "residual")
@@ -61,14 +65,16 @@ class GatedEngine:
     def draft_of(self, sid: str, request: Request) -> Completion:
         return Completion("partial", [], "unfinished", Cost())
 
-    def _sync(self, kind: str, sid: str, request: Request, version: int, phase: str) -> Completion:
+    def _sync(self, kind: str, sid: str, request: Request, version: int, phase: str,
+              min_forwards: int = 0) -> Completion:  # fmt: skip
         self.calls.append((kind, sid, request.text))
         if request.text == self.fail_on:
             raise ContextOverflowError("the request is too long")
         work = 0 if self._done.get(sid) == request else FORWARDS_PER_ANSWER
-        for _ in range(work):
+        for done in range(work):
             with self._lock:
-                if self._latest.get(sid, 0) > version:
+                soft = self._newer.get(sid, 0) > version and done >= min_forwards
+                if self._latest.get(sid, 0) > version or soft:
                     raise Superseded(f"{sid}: {version}")
             self.waiting.set()
             self.gate.wait()
@@ -235,3 +241,26 @@ async def test_closing_a_document_drops_its_pending_draft(harness):
     await harness.worker.plain(request("sync"))  # queued after the close: everything before ran
 
     assert all(call[1] != "b" for call in harness.engine.calls)
+
+
+async def test_a_newer_keystroke_lets_the_running_draft_run_its_minimum_forwards(harness):
+    harness.engine.gate.clear()
+    harness.worker.draft("a", request("v1"), 1, min_forwards=2)
+    await harness.wait_in_forward()
+    harness.worker.draft("a", request("v2"), 2, min_forwards=2)
+    harness.engine.gate.set()
+
+    await harness.event("a", "verified", 2)
+    assert (await harness.event("a", "accepted", 1)).completion is not None
+    assert harness.engine.counter.by_phase["drafting"] == 2 + FORWARDS_PER_ANSWER
+
+
+async def test_a_trigger_stops_a_draft_at_once_whatever_its_minimum(harness):
+    harness.engine.gate.clear()
+    harness.worker.draft("a", request("v1"), 1, min_forwards=3)
+    await harness.wait_in_forward()
+    answer = harness.worker.finalize("a", request("v2"), 2)
+    harness.engine.gate.set()
+
+    assert (await answer).text == "V2"
+    assert harness.engine.counter.by_phase["drafting"] == 1  # the forward under way, no more
