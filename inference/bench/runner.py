@@ -54,6 +54,7 @@ class ExampleResult:
     stream_detail: str
     base_answer: str
     stream_answer: str
+    drafter_tokens: int = 0  # residual tokens the parallel drafter proposed (with --drafter)
 
     @property
     def forward_speedup(self) -> float:
@@ -268,4 +269,5 @@ def _result(
         stream_detail=stream_outcome.detail,
         base_answer=base.text,
         stream_answer=stream.text,
+        drafter_tokens=residual.drafter_tokens,
     )
