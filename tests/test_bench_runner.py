@@ -131,3 +131,5 @@ def test_an_interrupted_run_resumes_where_it_stopped_and_refuses_other_settings(
     with pytest.raises(ResultsError, match="other settings: dtype 'float32' -> 'bfloat16'"):
         resume_run(tmp_path, {**meta, "dtype": "bfloat16"})
     assert resume_run(tmp_path / "new", meta).examples == []
+    newer = {**meta, "drafter": None, "drafter_mode": "fused"}  # settings added since: defaults
+    assert [e.task_id for e in resume_run(tmp_path, newer).examples] == ["mini/add"]

@@ -132,7 +132,9 @@ def resume_run(folder: Path, meta: Mapping[str, Any]) -> BenchRun:
     if not (folder / RESULTS_FILE).exists():
         return BenchRun()
     stored = read_results(folder)
-    differ = [k for k in RESUME_KEYS if k in meta and stored.get(k) != meta[k]]
+    # runs written before a setting existed were made with its default
+    before = {"drafter": None, "drafter_mode": "fused"}
+    differ = [k for k in RESUME_KEYS if k in meta and stored.get(k, before.get(k)) != meta[k]]
     if differ:
         changes = ", ".join(f"{k} {stored.get(k)!r} -> {meta[k]!r}" for k in differ)
         raise ResultsError(f"{folder}: cannot resume a run made with other settings: {changes}")
