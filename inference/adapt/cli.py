@@ -6,6 +6,7 @@ import argparse
 import json
 import re
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -47,9 +48,9 @@ def _add_build(actions: argparse._SubParsersAction) -> None:
         "--exclude", action="append", default=[], help="a JSONL suite to stay disjoint from"
     )
     build.add_argument("--target", choices=["self", "reference"], default=_BUILD.target)
-    build.add_argument("--limit", type=_positive, default=None, help="at most N functions")
+    build.add_argument("--limit", type=positive, default=None, help="at most N functions")
     build.add_argument("--validation-fraction", type=float, default=_BUILD.validation_fraction)
-    _add_model_arguments(build)
+    add_model_arguments(build)
     build.add_argument("--adapter", default=None, help="distil from an adapted model")
     build.add_argument("--prompt-format", default="auto", choices=["auto", "raw", "fim", "chat"])
     build.add_argument("--max-tokens", type=int, default=256, help="teacher's answer budget")
@@ -66,15 +67,14 @@ def _add_train(actions: argparse._SubParsersAction) -> None:
     )
     train.add_argument("--data", type=Path, required=True, help="a build-data folder")
     train.add_argument("--out", type=Path, default=None, help=f"folder (default {DEFAULT_OUT}/…)")
-    _add_model_arguments(train, default=None)
+    add_model_arguments(train, default=None)
     numbers = [
-        ("steps", _positive), ("rank", _positive), ("alpha", _positive), ("dropout", float),
-        ("batch-size", _positive), ("micro-batch", _positive), ("max-length", _positive),
-        ("checkpoint-every", _positive), ("keep-checkpoints", _positive), ("eval-rows", int),
+        ("steps", positive), ("rank", positive), ("alpha", positive), ("dropout", float),
+        ("batch-size", positive), ("micro-batch", positive), ("max-length", positive),
+        ("checkpoint-every", positive), ("keep-checkpoints", positive), ("eval-rows", int),
         ("seed", int),
     ]  # fmt: skip
-    for name, kind in numbers:  # defaults from TrainSettings, so they cannot drift
-        train.add_argument(f"--{name}", type=kind, default=getattr(_TRAIN, name.replace("-", "_")))
+    add_number_arguments(train, numbers, _TRAIN)
     train.add_argument("--lr", type=float, default=_TRAIN.learning_rate, help="learning rate")
     system = train.add_mutually_exclusive_group()
     system.add_argument(
@@ -87,9 +87,20 @@ def _add_train(actions: argparse._SubParsersAction) -> None:
     train.set_defaults(handler=_train)
 
 
-def _add_model_arguments(
+def add_number_arguments(
+    parser: argparse.ArgumentParser, numbers: Sequence[tuple[str, Any]], defaults: Any
+) -> None:
+    """`--name` options whose defaults are the settings dataclass's, so they cannot drift."""
+    for name, kind in numbers:
+        parser.add_argument(
+            f"--{name}", type=kind, default=getattr(defaults, name.replace("-", "_"))
+        )
+
+
+def add_model_arguments(
     parser: argparse.ArgumentParser, default: str | None = DEFAULT_MODEL
 ) -> None:
+    """--model, --device, --dtype, --threads and --quiet of the training commands."""
     parser.add_argument("--model", default=default, help="pack name, folder or hub id")
     parser.add_argument("--device", default="auto")
     parser.add_argument("--dtype", default="auto")
@@ -160,7 +171,8 @@ def _safe(name: str) -> str:
     return re.sub(r"[^\w.+-]", "_", name)
 
 
-def _positive(text: str) -> int:
+def positive(text: str) -> int:
+    """An argparse type: an integer of at least 1."""
     value = int(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")

@@ -7,6 +7,7 @@ import json
 import sys
 from pathlib import Path
 
+from inference.adapt.cli import add_model_arguments, add_number_arguments, positive
 from inference.cli import add_engine_arguments, engine_config_from
 from inference.drafter.settings import DrafterSettings
 
@@ -32,34 +33,24 @@ def _add_train(actions: argparse._SubParsersAction) -> None:
         "positions guess the next block of the model's own greedy text; the AR weights "
         "are the teacher in the same forward. Data: `prewrite adapt build-data`.",
     )
-    d = _DEFAULTS
     train.add_argument("data", type=Path, help="a folder written by `prewrite adapt build-data`")
     train.add_argument("--out", type=Path, default=None, help=f"folder (default {DEFAULT_OUT}/…)")
-    train.add_argument("--model", default=None, help="default: the model the data came from")
-    train.add_argument("--steps", type=int, default=d.steps)
-    train.add_argument("--rank", type=int, default=d.rank)
-    train.add_argument("--alpha", type=int, default=d.alpha)
-    train.add_argument("--dropout", type=float, default=d.dropout)
-    train.add_argument("--lr", type=float, default=d.learning_rate)
-    train.add_argument("--batch-size", type=int, default=d.batch_size, help="sequences per step")
-    train.add_argument("--max-length", type=int, default=d.max_length)
-    train.add_argument("--target-modules", type=_names, default=d.target_modules,
+    add_model_arguments(train, default=None)
+    numbers = [
+        ("steps", positive), ("rank", positive), ("alpha", positive), ("dropout", float),
+        ("batch-size", positive), ("max-length", positive), ("kl-weight", float),
+        ("tv-weight", float), ("checkpoint-every", positive), ("keep-checkpoints", positive),
+        ("eval-rows", int), ("seed", int),
+    ]  # fmt: skip
+    add_number_arguments(train, numbers, _DEFAULTS)
+    train.add_argument("--lr", type=float, default=_DEFAULTS.learning_rate, help="learning rate")
+    train.add_argument("--target-modules", type=_names, default=_DEFAULTS.target_modules,
                        help="comma-separated projections (default: all seven)")  # fmt: skip
-    train.add_argument("--blocks", type=_blocks, default=d.blocks,
+    train.add_argument("--blocks", type=_blocks, default=_DEFAULTS.blocks,
                        help="block-size curriculum, e.g. 2,4,8")  # fmt: skip
-    train.add_argument("--kl-weight", type=float, default=d.kl_weight)
-    train.add_argument("--tv-weight", type=float, default=d.tv_weight)
     train.add_argument("--noise-token", type=int, default=None, help="default: pad, else EOS")
     train.add_argument("--all-prefixes", action="store_true", help="also incomplete docstrings")
-    train.add_argument("--checkpoint-every", type=int, default=d.checkpoint_every)
-    train.add_argument("--keep-checkpoints", type=int, default=d.keep_checkpoints)
-    train.add_argument("--eval-rows", type=int, default=d.eval_rows)
-    train.add_argument("--seed", type=int, default=d.seed)
     train.add_argument("--resume", action="store_true", help="continue from the last checkpoint")
-    train.add_argument("--device", default="auto")
-    train.add_argument("--dtype", default="auto")
-    train.add_argument("--threads", type=int, default=None)
-    train.add_argument("--quiet", action="store_true", help="no progress bar")
     train.set_defaults(handler=_train)
 
 
