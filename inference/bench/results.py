@@ -12,6 +12,7 @@ from typing import Any
 
 from inference.bench.errors import ResultsError
 from inference.bench.runner import BenchRun, ExampleResult
+from inference.config import EngineConfig
 
 RESULTS_FILE = "results.json"
 
@@ -132,9 +133,9 @@ def resume_run(folder: Path, meta: Mapping[str, Any]) -> BenchRun:
     if not (folder / RESULTS_FILE).exists():
         return BenchRun()
     stored = read_results(folder)
-    # runs written before a setting existed were made with its default
-    before = {"drafter": None, "drafter_mode": "fused"}
-    differ = [k for k in RESUME_KEYS if k in meta and stored.get(k, before.get(k)) != meta[k]]
+    # runs written before an engine setting existed were made with its default
+    defaults = {k: f.default for k, f in EngineConfig.model_fields.items()}
+    differ = [k for k in RESUME_KEYS if k in meta and stored.get(k, defaults.get(k)) != meta[k]]
     if differ:
         changes = ", ".join(f"{k} {stored.get(k)!r} -> {meta[k]!r}" for k in differ)
         raise ResultsError(f"{folder}: cannot resume a run made with other settings: {changes}")

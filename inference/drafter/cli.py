@@ -91,6 +91,7 @@ def _train(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
+    from inference.bench.results import write_results
     from inference.bench.suites import load_suite
     from inference.config import validate_engine_config
     from inference.drafter.measure import format_summary, measure, records, summarize
@@ -105,12 +106,10 @@ def _bench(args: argparse.Namespace) -> int:
     summary = summarize(results)
     print(format_summary(summary))
     if args.out:
-        args.out.mkdir(parents=True, exist_ok=True)
         document = {"model": args.model, "drafter": args.drafter, "suite": args.suite,
                     "acceptance": args.acceptance, "dtype": str(engine.loaded.dtype),
                     "summary": summary, "examples": records(results)}  # fmt: skip
-        (args.out / "results.json").write_text(json.dumps(document, indent=2) + "\n")
-        print(f"wrote {args.out / 'results.json'}")
+        print(f"wrote {write_results(args.out, document)}")
     return 0
 
 
