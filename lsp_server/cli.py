@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 
 from inference import cli as engine_cli
@@ -30,6 +31,8 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the `prewrite` console script."""
     os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
     args = build_parser().parse_args(argv)
+    if args.handler is not server_commands.serve_handler:
+        stop_on_sigterm()
     try:
         return int(args.handler(args) or 0)
     except PrewriteError as exc:
@@ -38,6 +41,20 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("prewrite: interrupted", file=sys.stderr)
         return 130
+
+
+def stop_on_sigterm() -> None:
+    """Make SIGTERM (`timeout`, `kill`, a job scheduler) stop a command the way Ctrl-C does.
+
+    Long commands (bench, training) then keep what they finished. Background jobs of a
+    non-interactive shell start with SIGINT ignored, so SIGTERM is their only graceful stop.
+    The server is left alone: its engine thread must not be interrupted mid-forward.
+    """
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, interrupt)
 
 
 if __name__ == "__main__":

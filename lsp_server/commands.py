@@ -19,7 +19,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     serve.add_argument("--tcp", type=int, metavar="PORT", help="listen on a TCP port instead")
     serve.add_argument("--host", default="127.0.0.1", help="TCP address (default 127.0.0.1)")
     serve.add_argument("--log-level", default="WARNING", help="server log level on stderr")
-    serve.set_defaults(handler=_serve)
+    serve.set_defaults(handler=serve_handler)
 
     demo = commands.add_parser(
         "demo", help="type a docstring into the real server and time the answer at trigger"
@@ -42,7 +42,8 @@ def register(commands: argparse._SubParsersAction) -> None:
     schema.set_defaults(handler=_settings_schema)
 
 
-def _serve(args: argparse.Namespace) -> int:
+def serve_handler(args: argparse.Namespace) -> int:
+    """Run the language server until the client exits it (SIGTERM keeps its default)."""
     from lsp_server.server import create_server
 
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr)

@@ -60,3 +60,41 @@ def test_build_train_and_bench_before_after(
     assert table.startswith("Table 3: adaptation to incomplete requests, before -> after")
     assert "median speedup" in table and "mini (pass@1)" in table
     assert table in capsys.readouterr().out
+
+
+def test_sigterm_stops_training_like_ctrl_c_and_keeps_a_checkpoint(
+    tiny_model_dir: Path, reference_data: Path, tmp_path: Path
+) -> None:
+    """`timeout` and job schedulers send SIGTERM: the run must checkpoint what it finished."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "run"
+    command = [sys.executable, "-m", "lsp_server.cli", "adapt", "train", "--data",
+               str(reference_data), "--steps", "100000", "--batch-size", "2", "--micro-batch",
+               "2", "--checkpoint-every", "100000", "--out", str(out), "--quiet",
+               "--model", str(tiny_model_dir), *MODEL_OPTIONS]  # fmt: skip
+    process = subprocess.Popen(
+        command,
+        cwd=Path(__file__).parent.parent,
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    log = out / "train-log.jsonl"
+    deadline = time.monotonic() + 120
+    while not (log.is_file() and log.read_text(encoding="utf-8").count('"step"') >= 2):
+        assert process.poll() is None, process.communicate()
+        assert time.monotonic() < deadline, "training logged no steps in 120 s"
+        time.sleep(0.2)
+    process.send_signal(signal.SIGTERM)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, stderr
+    assert "interrupted" in stderr
+    checkpoints = sorted((out / "checkpoints").iterdir())
+    assert len(checkpoints) == 1 and (checkpoints[0] / "adapter_model.safetensors").is_file()
+    assert not (out / "adapter").exists()  # the final adapter only after the whole budget
