@@ -1,4 +1,4 @@
-"""results.json's shape and summary, the printed table, the plot and `bench compare`."""
+"""results.json's shape and summary, the printed table, the plot, `bench compare` and `merge`."""
 
 from __future__ import annotations
 
@@ -7,8 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from inference.bench.cli import _shard
 from inference.bench.compare import compare
 from inference.bench.errors import ResultsError
+from inference.bench.merge import merge
 from inference.bench.report import format_table, write_plot
 from inference.bench.results import (
     build_results,
@@ -144,3 +146,41 @@ def test_compare_prints_deltas_and_changed_verdicts(tmp_path: Path) -> None:
     assert "stream_pass: +1 [T/1] -0 []" in lines
     assert "identical: +1 [T/1] -0 []" in lines
     assert not any(line.startswith("base_pass:") for line in lines)
+
+
+def test_merge_pools_shards_into_the_run_of_the_whole_suite(tmp_path: Path) -> None:
+    whole = build_results(RUN, META)
+    shards = [
+        BenchRun(examples=[RUN.examples[0], RUN.examples[2]]),
+        BenchRun(examples=[RUN.examples[1]], excluded=dict(RUN.excluded)),
+    ]
+    for i, shard in enumerate(shards, start=1):
+        write_results(tmp_path / f"s{i}", build_results(shard, {**META, "shard": f"{i}/2"}))
+    merged = merge([tmp_path / "s2", tmp_path / "s1"])
+    assert shape_problems(merged) == []
+    assert [e["task_id"] for e in merged["examples"]] == ["T/0", "T/1", "T/2"]
+    assert (merged["n"], merged["excluded"], merged["summary"]) == (3, 1, whole["summary"])
+    assert merged["shard"] is None and [m["shard"] for m in merged["merged_from"]] == ["2/2", "1/2"]
+
+
+def test_merge_refuses_other_settings_and_overlapping_problems(tmp_path: Path) -> None:
+    write_results(tmp_path / "a", build_results(RUN, META))
+    write_results(tmp_path / "b", build_results(RUN, {**META, "dtype": "bfloat16"}))
+    write_results(tmp_path / "c", build_results(BenchRun(examples=RUN.examples[1:2]), META))
+    with pytest.raises(ResultsError, match="other settings: dtype 'float32' vs 'bfloat16'"):
+        merge([tmp_path / "a", tmp_path / "b"])
+    with pytest.raises(ResultsError, match="T/1 is in both"):
+        merge([tmp_path / "a", tmp_path / "c"])
+    with pytest.raises(ResultsError, match="at least two"):
+        merge([tmp_path / "a"])
+    with pytest.raises(ResultsError, match="no readable results.json"):
+        merge([tmp_path / "a", tmp_path / "missing"])
+
+
+@pytest.mark.parametrize("text", ["0/2", "3/2", "2", "a/b", "1/0"])
+def test_a_bad_shard_is_refused(text: str) -> None:
+    import argparse
+
+    with pytest.raises(argparse.ArgumentTypeError, match="expected K/N"):
+        _shard(text)
+    assert _shard(" 2/4 ") == (2, 4)

@@ -32,6 +32,14 @@ def register(commands: argparse._SubParsersAction) -> None:
     add_engine_arguments(bench)
     bench.add_argument("--suite", default="humaneval", help="'humaneval' or a JSONL file path")
     bench.add_argument("--limit", type=_positive, default=None, help="first N problems only")
+    bench.add_argument(
+        "--shard",
+        type=_shard,
+        default=None,
+        metavar="K/N",
+        help="every N-th problem from the K-th (1-based): run N shards side by side or on N "
+        "machines, then pool them with `bench merge`",
+    )
     bench.add_argument("--out", type=Path, default=None, help=f"folder (default {DEFAULT_OUT}/...)")
     bench.add_argument("--test-timeout", type=float, default=Limits.timeout_s, help="seconds")
     bench.add_argument("--test-memory-mb", type=_positive, default=Limits.memory_mb)
@@ -47,10 +55,18 @@ def register(commands: argparse._SubParsersAction) -> None:
         f"(before -> after) is printed and written to OUT/{TABLE_3}."
     )
     bench.set_defaults(handler=_dispatch)
-    actions = bench.add_subparsers(dest="bench_command", metavar="{compare}")
+    actions = bench.add_subparsers(dest="bench_command", metavar="{compare,merge}")
     compare = actions.add_parser("compare", help="print the deltas between two result folders")
     compare.add_argument("before", type=Path, help="result folder A")
     compare.add_argument("after", type=Path, help="result folder B")
+    merge = actions.add_parser(
+        "merge",
+        help="pool the result folders of one run's shards into one",
+        description="Pool runs made with the same settings on disjoint problems (the shards of "
+        "--shard K/N, or any split of a suite) into OUT/results.json, with its plot and table.",
+    )
+    merge.add_argument("out", type=Path, help="folder to write the pooled results to")
+    merge.add_argument("folders", type=Path, nargs="+", help="the shards' result folders")
 
 
 def default_out(args: argparse.Namespace) -> Path:
@@ -59,6 +75,8 @@ def default_out(args: argparse.Namespace) -> Path:
     name = f"{suite}-{args.model}-{args.acceptance}-{args.dtype}"
     if args.adapter:
         name += f"-adapter-{Path(args.adapter).name}"
+    if getattr(args, "shard", None):
+        name += f"-shard{args.shard[0]}of{args.shard[1]}"
     return DEFAULT_OUT / re.sub(r"[^\w.+-]", "_", name)
 
 
@@ -68,7 +86,22 @@ def _dispatch(args: argparse.Namespace) -> int:
 
         print(compare(args.before, args.after))
         return 0
+    if args.bench_command == "merge":
+        return _merge(args)
     return _run(args)
+
+
+def _merge(args: argparse.Namespace) -> int:
+    from inference.bench.merge import merge
+    from inference.bench.report import format_table, write_plot
+    from inference.bench.results import write_results
+
+    results = merge(args.folders)
+    write_results(args.out, results)
+    write_plot(results, args.out)
+    print(format_table(results))
+    print(f"\nwrote {args.out / 'results.json'} and its plot")
+    return 0
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -78,6 +111,9 @@ def _run(args: argparse.Namespace) -> int:
     from inference.bench.suites import load_suite
 
     problems = load_suite(args.suite)[: args.limit]
+    if args.shard:
+        index, count = args.shard
+        problems = problems[index - 1 :: count]
     out = args.out or default_out(args)
     engines = _engines(args)
     folders = {name: out / name for name in engines}  # "" (one engine): out itself
@@ -148,6 +184,7 @@ def _meta(args: argparse.Namespace, engine: Engine, problems: int) -> dict[str, 
         "lookahead": config.lookahead,
         "drafter": config.drafter,
         "drafter_mode": config.drafter_mode,
+        "shard": f"{args.shard[0]}/{args.shard[1]}" if args.shard else None,
         "threads": torch.get_num_threads(),
         "torch": torch.__version__,
         "problems": problems,
@@ -155,6 +192,13 @@ def _meta(args: argparse.Namespace, engine: Engine, problems: int) -> dict[str, 
         "test_memory_mb": args.test_memory_mb,
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
     }
+
+
+def _shard(text: str) -> tuple[int, int]:
+    match = re.fullmatch(r"(\d+)/(\d+)", text.strip())
+    if not match or not 1 <= int(match[1]) <= int(match[2]):
+        raise argparse.ArgumentTypeError(f"expected K/N with 1 <= K <= N, e.g. 2/4; got {text!r}")
+    return int(match[1]), int(match[2])
 
 
 def _positive(text: str) -> int:

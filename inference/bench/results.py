@@ -121,7 +121,7 @@ def read_results(folder: Path) -> dict[str, Any]:
 # Settings that change the answers or their cost: a resumed run must match on all of them.
 RESUME_KEYS = ("suite", "model", "adapter", "system_prompt", "acceptance", "dtype", "device",
                "threshold", "max_tokens", "prompt_format", "lookahead", "drafter",
-               "drafter_mode")  # fmt: skip
+               "drafter_mode", "shard")  # fmt: skip
 
 
 def resume_run(folder: Path, meta: Mapping[str, Any]) -> BenchRun:
@@ -139,13 +139,18 @@ def resume_run(folder: Path, meta: Mapping[str, Any]) -> BenchRun:
     if differ:
         changes = ", ".join(f"{k} {stored.get(k)!r} -> {meta[k]!r}" for k in differ)
         raise ResultsError(f"{folder}: cannot resume a run made with other settings: {changes}")
+    return run_from_results(stored, folder)
+
+
+def run_from_results(results: Mapping[str, Any], folder: Path) -> BenchRun:
+    """The measured examples and refusals of a stored run (exclusions are recomputed)."""
     names = {f.name for f in fields(ExampleResult)}
     try:
         examples = [ExampleResult(**{k: v for k, v in e.items() if k in names})
-                    for e in stored["examples"]]  # fmt: skip
+                    for e in results["examples"]]  # fmt: skip
     except TypeError as exc:
         raise ResultsError(f"{folder / RESULTS_FILE}: an example lacks a field: {exc}") from exc
-    return BenchRun(examples=examples, errors=dict(stored.get("errors") or {}))
+    return BenchRun(examples=examples, errors=dict(results.get("errors") or {}))
 
 
 def shape_problems(results: Any) -> list[str]:
