@@ -3,46 +3,84 @@
 The remainder often reappears a token or two later (the model replaced, inserted or dropped a
 token and then continued as before). We realign by matching the answer's last tokens against the
 stale draft and propose what followed there; the acceptance rule decides, so nothing is lost.
+
+When the remainder has nothing to offer (used up, or no match), earlier drafts of the same
+answer are recalled: a model that changes its mind while the spec is typed often changes it
+back, or keeps pieces of an older draft. They are matched on at least two tokens.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+_RECALL_MIN_NGRAM = 2  # a single shared token says too little across different drafts
+
 
 class StaleDraft:
     """The rejected remainder of a draft, with a cursor where it is expected to resume."""
 
-    def __init__(self, tokens: Sequence[int], max_ngram: int = 3):
+    def __init__(
+        self, tokens: Sequence[int], max_ngram: int = 3, history: Sequence[Sequence[int]] = ()
+    ):
         self.tokens = list(tokens)  # starts with the rejected token itself
         self.max_ngram = max_ngram
         self.cursor = 1  # a substitution is the commonest divergence: resume after it
+        self._recall = _NgramIndex(history, range(_RECALL_MIN_NGRAM, max_ngram + 1))
+        self._from_remainder = False
 
     def propose(self, answer: Sequence[int], limit: int) -> list[int]:
-        """Up to `limit` tokens that the stale draft says come after `answer`."""
-        if limit <= 0 or not self.tokens:
+        """Up to `limit` tokens that the stale draft (or an earlier one) says follow `answer`."""
+        self._from_remainder = False
+        if limit <= 0:
             return []
-        start = self._realign(answer)
-        if start is None:
-            return []
-        self.cursor = start
-        return self.tokens[start : start + limit]
+        for n in range(min(self.max_ngram, len(answer)), 0, -1):
+            tail = tuple(answer[-n:])
+            start = self._match(tail)
+            if start is not None:
+                self.cursor, self._from_remainder = start, True
+                return self.tokens[start : start + limit]
+            recalled = self._recall.follow(tail, limit)
+            if recalled:
+                return recalled
+        if self.cursor < len(self.tokens):
+            self._from_remainder = True
+            return self.tokens[self.cursor : self.cursor + limit]
+        return []
 
     def advance(self, accepted: int, proposed: int) -> None:
         """Record that `accepted` of `proposed` tokens were kept; a rejection was a substitution."""
-        self.cursor += accepted + (1 if accepted < proposed else 0)
+        if self._from_remainder:
+            self.cursor += accepted + (1 if accepted < proposed else 0)
 
-    def _realign(self, answer: Sequence[int]) -> int | None:
-        """Index in the stale draft right after the longest match of the answer's tail."""
-        for n in range(min(self.max_ngram, len(answer)), 0, -1):
-            tail = list(answer[-n:])
-            best = None
-            for i in range(len(self.tokens) - n + 1):
-                if self.tokens[i : i + n] != tail or i + n >= len(self.tokens):
-                    continue
-                # prefer the occurrence nearest to where we expected to be
-                if best is None or abs(i + n - self.cursor) < abs(best - self.cursor):
-                    best = i + n
-            if best is not None:
-                return best
-        return self.cursor if self.cursor < len(self.tokens) else None
+    def _match(self, tail: tuple[int, ...]) -> int | None:
+        """Index in the stale draft right after an occurrence of `tail`, nearest the cursor."""
+        n, best = len(tail), None
+        for i in range(len(self.tokens) - n + 1):
+            if tuple(self.tokens[i : i + n]) != tail or i + n >= len(self.tokens):
+                continue
+            if best is None or abs(i + n - self.cursor) < abs(best - self.cursor):
+                best = i + n
+        return best
+
+
+class _NgramIndex:
+    """Where each n-gram of some token sequences occurs; the newest sequence wins."""
+
+    def __init__(self, sequences: Sequence[Sequence[int]], sizes: range):
+        self.sequences = [list(s) for s in sequences]
+        self.sizes = sizes
+        self.index: dict[tuple[int, ...], tuple[int, int]] = {}
+        for which, sequence in enumerate(self.sequences):  # later sequences overwrite earlier
+            for n in sizes:
+                for i in range(len(sequence) - n):  # something must follow the n-gram
+                    self.index[tuple(sequence[i : i + n])] = (which, i + n)
+
+    def follow(self, tail: tuple[int, ...], limit: int) -> list[int]:
+        """The tokens after `tail`'s newest occurrence, or [] (also for tails of other sizes)."""
+        if len(tail) not in self.sizes:
+            return []
+        hit = self.index.get(tail)
+        if hit is None:
+            return []
+        which, start = hit
+        return self.sequences[which][start : start + limit]

@@ -18,6 +18,9 @@ if TYPE_CHECKING:
     from inference.drafter.drafter import Drafter
 
 
+_REMEMBERED = 8  # earlier drafts kept per session
+
+
 class Session:
     """The draft of one answer and the cache it was written with.
 
@@ -40,6 +43,7 @@ class Session:
         self.drafter = drafter  # proposes blocks when the stale draft has nothing to offer
         self.prompt_ids: list[int] = []
         self.draft: list[int] = []
+        self.earlier_drafts: list[list[int]] = []  # newest last: recalled by the lookahead
         self.verified = 0
         self.finished = False
 
@@ -76,7 +80,11 @@ class Session:
         rows, guesses = self.kv.score_drafting(context, proposals, drafter, noise)
         kept, following = self.rule.accept(rows, proposals)  # rows: [len(proposals) + 1, V]
         cost.draft_tokens, cost.accepted_tokens = len(proposals), kept
-        stale = StaleDraft(proposals[kept:]) if kept < len(proposals) else None
+        diverged = kept < len(proposals)
+        self._remember(self.draft)
+        stale = None
+        if self.lookahead:
+            stale = StaleDraft(proposals[kept:], history=self.earlier_drafts)
         del self.draft[self.verified + kept :]
         self.verified = len(self.draft)
         self.kv.truncate(len(self.prompt_ids) + self.verified, tail=rows[kept])
@@ -85,7 +93,9 @@ class Session:
             self._finish(end)
             return
         # the tail guessed what follows the whole draft: of use only when all of it was kept
-        block = self.lookahead_rule.propose(guesses) if guesses is not None and not stale else None
+        block = None
+        if guesses is not None and not diverged:
+            block = self.lookahead_rule.propose(guesses)
         self._regenerate(following, state, stale, stop, check, cost, block)
 
     def _regenerate(
@@ -132,6 +142,11 @@ class Session:
                 if done:
                     return
             self.kv.truncate(len(self.prompt_ids) + len(self.draft), tail=rows[kept])
+
+    def _remember(self, draft: list[int]) -> None:
+        """Keep the last few distinct drafts for the lookahead to recall."""
+        if draft and (not self.earlier_drafts or self.earlier_drafts[-1] != draft):
+            self.earlier_drafts = [*self.earlier_drafts[-(_REMEMBERED - 1) :], list(draft)]
 
     def _append(
         self, token: int, state: ScanState, stop: StopRule, cost: Cost

@@ -151,3 +151,20 @@ def test_lookahead_cursor_moves_past_a_rejected_proposal():
     assert draft.propose([99], 2) == [11, 12]
     draft.advance(1, 2)  # 11 kept, 12 replaced by the model's own token
     assert draft.propose([99, 11, 77], 2) == [13, 14]
+
+
+def test_lookahead_recalls_an_earlier_draft_when_the_remainder_has_nothing():
+    recalled = StaleDraft([10], history=[[1, 2, 3, 4, 5]])
+    assert recalled.propose([7, 2, 3], 2) == [4, 5]  # matched on "2 3"
+    assert recalled.propose([7, 3], 2) == []  # one shared token is not enough across drafts
+    newest = StaleDraft([], history=[[1, 2, 3, 4], [1, 2, 3, 9]])
+    assert newest.propose([2, 3], 3) == [9]
+    longest = StaleDraft([10, 3, 50], history=[[1, 2, 3, 60]])
+    assert longest.propose([2, 3], 1) == [60]  # a 2-token recall beats a 1-token realignment
+
+
+def test_a_recalled_proposal_leaves_the_remainder_cursor_alone():
+    draft = StaleDraft([10, 11, 12], history=[[5, 6, 7, 8]])
+    assert draft.propose([5, 6], 1) == [7]
+    draft.advance(0, 1)
+    assert draft.propose([0], 2) == [11, 12]  # still right after the rejected token
