@@ -10,37 +10,20 @@ from pygls.workspace import TextDocument
 
 from inference.api import Completion
 from lsp_server import convert
-from lsp_server.config import Settings
-from lsp_server.documents import Documents, Trigger, TriggerKind
+from lsp_server.context import ServerContext, UsesContext
+from lsp_server.documents import Trigger, TriggerKind
 from lsp_server.drafting import DraftTag
-from lsp_server.notify import Notifier
 from lsp_server.spec import Edit, Spec, answer_edit, find_spec
 from lsp_server.trace import Trace
-from lsp_server.worker import Worker
 
 Located = tuple[TextDocument, str, int, Spec]  # document, its text, cursor offset, spec there
 
 
-class Answers:
+class Answers(UsesContext):
     """textDocument/inlineCompletion, textDocument/completion and prewrite/plainCompletion."""
 
-    def __init__(
-        self,
-        documents: Documents,
-        notify: Notifier,
-        settings: Callable[[], Settings],
-        worker: Callable[[], Worker],
-        document: Callable[[str], TextDocument | None],
-        active: Callable[[], bool],
-        trace: Trace,
-        snippets: Callable[[], bool],
-    ):
-        self.documents = documents
-        self.notify = notify
-        self.settings = settings
-        self.worker = worker
-        self.document = document
-        self.active = active
+    def __init__(self, context: ServerContext, trace: Trace, snippets: Callable[[], bool]):
+        super().__init__(context)
         self.trace = trace
         self.snippets = snippets
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from lsprotocol import types
@@ -11,11 +11,10 @@ from pygls.workspace import TextDocument
 
 from inference.api import Request
 from lsp_server import convert
-from lsp_server.config import Settings
-from lsp_server.documents import Document, Documents
-from lsp_server.notify import Notifier
+from lsp_server.context import ServerContext, UsesContext
+from lsp_server.documents import Document
 from lsp_server.spec import Spec
-from lsp_server.worker import DraftEvent, Worker
+from lsp_server.worker import DraftEvent
 
 
 @dataclass(frozen=True)
@@ -39,24 +38,11 @@ def answer_text(closing: str, body: str) -> str:
     return f"{closing}\n{body}" if body.strip() else ""
 
 
-class Drafting:
+class Drafting(UsesContext):
     """Turns edits into draft jobs (coalesced by the worker) and draft events into notifications."""
 
-    def __init__(
-        self,
-        documents: Documents,
-        notify: Notifier,
-        settings: Callable[[], Settings],
-        worker: Callable[[], Worker],
-        document: Callable[[str], TextDocument | None],
-        active: Callable[[], bool],
-    ):
-        self.documents = documents
-        self.notify = notify
-        self.settings = settings
-        self.worker = worker
-        self.document = document
-        self.active = active  # False while prewrite is off or has no model
+    def __init__(self, context: ServerContext):
+        super().__init__(context)
         self._idle: dict[str, asyncio.TimerHandle] = {}
 
     def changed(self, uri: str, changes: Sequence[types.TextDocumentContentChangeEvent]) -> None:

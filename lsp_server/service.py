@@ -1,7 +1,8 @@
 """What the handlers call: settings, the model's lifecycle, open documents and the commands.
 
-Drafting (drafting.py) and answers (answers.py) get what they need from here as callables,
-so that each reads the current settings, worker and documents without holding this object.
+Drafting (drafting.py) and answers (answers.py) get what they need from here as one
+ServerContext of callables, so that each reads the current settings, worker and documents
+without holding this object.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from inference.errors import PrewriteError
 from lsp_server import convert
 from lsp_server.answers import Answers
 from lsp_server.config import SECTION, Settings, SettingsLayers, unknown_keys
+from lsp_server.context import ServerContext
 from lsp_server.documents import Documents
 from lsp_server.drafting import Drafting
 from lsp_server.errors import SettingsError
@@ -42,14 +44,12 @@ class Service:
         self.state: ServerState = "loading"
         self.root: str | None = None
         self._worker: Worker | None = None
-        self.drafting = Drafting(
+        context = ServerContext(
             self.documents, self.notify, self._settings, self._get_worker, self.document,
             self.active,
         )
-        self.answers = Answers(
-            self.documents, self.notify, self._settings, self._get_worker, self.document,
-            self.active, self.trace, self._snippets,
-        )
+        self.drafting = Drafting(context)
+        self.answers = Answers(context, self.trace, self._snippets)
 
     @property
     def settings(self) -> Settings:
