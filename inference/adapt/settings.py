@@ -20,6 +20,19 @@ SYSTEM_MESSAGE = (
 ATTENTION_PROJECTIONS = ("q_proj", "k_proj", "v_proj", "o_proj")
 
 
+@dataclass(frozen=True, kw_only=True)
+class RunSettings:
+    """What every training run takes besides its recipe: where it runs, resuming, output."""
+
+    keep_checkpoints: int = 3
+    seed: int = 0
+    resume: bool = False
+    device: str = "auto"
+    dtype: str = "auto"
+    threads: int | None = None
+    progress: bool = True
+
+
 @dataclass(frozen=True)
 class BuildSettings:
     """Everything `build-data` is asked to do."""
@@ -35,8 +48,8 @@ class BuildSettings:
     progress: bool = True
 
 
-@dataclass(frozen=True)
-class TrainSettings:
+@dataclass(frozen=True, kw_only=True)
+class TrainSettings(RunSettings):
     """Everything `adapt train` is asked to do."""
 
     data: Path
@@ -53,11 +66,4 @@ class TrainSettings:
     target_modules: tuple[str, ...] = ATTENTION_PROJECTIONS
     system_prompt: str | None = None
     checkpoint_every: int = 100
-    keep_checkpoints: int = 3
     eval_rows: int = 64
-    seed: int = 0
-    resume: bool = False
-    device: str = "auto"
-    dtype: str = "auto"
-    threads: int | None = None
-    progress: bool = True

@@ -5,12 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from inference.adapt.settings import RunSettings
+
 # The seed's ablation: LoRA on every projection beats any subset (q-only is worst).
 ALL_PROJECTIONS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 
 
-@dataclass(frozen=True)
-class DrafterSettings:
+@dataclass(frozen=True, kw_only=True)
+class DrafterSettings(RunSettings):
     """Everything `drafter train` is asked to do.
 
     The seed uses rank 128 / alpha 256 on an 8B model; rank 32 / alpha 64 keeps the same
@@ -35,11 +37,4 @@ class DrafterSettings:
     noise_token: int | None = None  # default: the pad token, else EOS
     all_prefixes: bool = False  # also train on the rows of incomplete docstrings
     checkpoint_every: int = 50
-    keep_checkpoints: int = 3
     eval_rows: int = 32
-    seed: int = 0
-    resume: bool = False
-    device: str = "auto"
-    dtype: str = "auto"
-    threads: int | None = None
-    progress: bool = True
