@@ -98,3 +98,11 @@ def _engine_demo(args: argparse.Namespace) -> int:
 
     run_engine_demo(engine_config_from(args))
     return 0
+
+
+def positive(text: str) -> int:
+    """An argparse type: an integer of at least 1."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from inference.adapt.settings import SYSTEM_MESSAGE, BuildSettings, TrainSettings
+from inference.cli import positive
 from inference.packs import DEFAULT_MODEL
 
 _BUILD = BuildSettings(out=Path())
@@ -170,10 +171,3 @@ def _counts_table(manifest: dict[str, Any]) -> str:
 def _safe(name: str) -> str:
     return re.sub(r"[^\w.+-]", "_", name)
 
-
-def positive(text: str) -> int:
-    """An argparse type: an integer of at least 1."""
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value

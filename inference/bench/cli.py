@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from inference.bench.sandbox import Limits
-from inference.cli import add_engine_arguments, engine_config_from
+from inference.cli import add_engine_arguments, engine_config_from, positive
 
 if TYPE_CHECKING:
     from inference.engine import Engine
@@ -31,7 +31,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     add_engine_arguments(bench)
     bench.add_argument("--suite", default="humaneval", help="'humaneval' or a JSONL file path")
-    bench.add_argument("--limit", type=_positive, default=None, help="first N problems only")
+    bench.add_argument("--limit", type=positive, default=None, help="first N problems only")
     bench.add_argument(
         "--shard",
         type=_shard,
@@ -42,7 +42,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     bench.add_argument("--out", type=Path, default=None, help=f"folder (default {DEFAULT_OUT}/...)")
     bench.add_argument("--test-timeout", type=float, default=Limits.timeout_s, help="seconds")
-    bench.add_argument("--test-memory-mb", type=_positive, default=Limits.memory_mb)
+    bench.add_argument("--test-memory-mb", type=positive, default=Limits.memory_mb)
     bench.add_argument(
         "--resume",
         action="store_true",
@@ -75,7 +75,7 @@ def default_out(args: argparse.Namespace) -> Path:
     name = f"{suite}-{args.model}-{args.acceptance}-{args.dtype}"
     if args.adapter:
         name += f"-adapter-{Path(args.adapter).name}"
-    if getattr(args, "shard", None):
+    if args.shard:
         name += f"-shard{args.shard[0]}of{args.shard[1]}"
     return DEFAULT_OUT / re.sub(r"[^\w.+-]", "_", name)
 
@@ -200,9 +200,3 @@ def _shard(text: str) -> tuple[int, int]:
         raise argparse.ArgumentTypeError(f"expected K/N with 1 <= K <= N, e.g. 2/4; got {text!r}")
     return int(match[1]), int(match[2])
 
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value

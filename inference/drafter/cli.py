@@ -7,8 +7,8 @@ import json
 import sys
 from pathlib import Path
 
-from inference.adapt.cli import add_model_arguments, add_number_arguments, positive
-from inference.cli import add_engine_arguments, engine_config_from
+from inference.adapt.cli import add_model_arguments, add_number_arguments
+from inference.cli import add_engine_arguments, engine_config_from, positive
 from inference.drafter.settings import DrafterSettings
 
 _DEFAULTS = DrafterSettings(data=Path(), out=Path())
