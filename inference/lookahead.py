@@ -64,23 +64,32 @@ class StaleDraft:
 
 
 class _NgramIndex:
-    """Where each n-gram of some token sequences occurs; the newest sequence wins."""
+    """Where each n-gram of some token sequences occurs; the newest sequence wins.
+
+    Built on the first lookup: most verify passes keep their draft and never ask.
+    """
 
     def __init__(self, sequences: Sequence[Sequence[int]], sizes: range):
-        self.sequences = [list(s) for s in sequences]
+        self.sequences = sequences
         self.sizes = sizes
-        self.index: dict[tuple[int, ...], tuple[int, int]] = {}
-        for which, sequence in enumerate(self.sequences):  # later sequences overwrite earlier
-            for n in sizes:
-                for i in range(len(sequence) - n):  # something must follow the n-gram
-                    self.index[tuple(sequence[i : i + n])] = (which, i + n)
+        self._index: dict[tuple[int, ...], tuple[int, int]] | None = None
 
     def follow(self, tail: tuple[int, ...], limit: int) -> list[int]:
         """The tokens after `tail`'s newest occurrence, or [] (also for tails of other sizes)."""
-        if len(tail) not in self.sizes:
+        if len(tail) not in self.sizes or not self.sequences:
             return []
-        hit = self.index.get(tail)
+        if self._index is None:
+            self._index = self._build()
+        hit = self._index.get(tail)
         if hit is None:
             return []
         which, start = hit
-        return self.sequences[which][start : start + limit]
+        return list(self.sequences[which][start : start + limit])
+
+    def _build(self) -> dict[tuple[int, ...], tuple[int, int]]:
+        index: dict[tuple[int, ...], tuple[int, int]] = {}
+        for which, sequence in enumerate(self.sequences):  # later sequences overwrite earlier
+            for n in self.sizes:
+                for i in range(len(sequence) - n):  # something must follow the n-gram
+                    index[tuple(sequence[i : i + n])] = (which, i + n)
+        return index
