@@ -22,7 +22,7 @@ from inference.cli import engine_config_from
 from inference.config import EngineConfig
 from inference.engine import Engine
 from inference.errors import ModelError
-from inference.loading import load_model
+from inference.runtimes.torch_runtime import load_model
 from lsp_server.cli import build_parser
 from tests.tiny_models import build_tiny_model
 

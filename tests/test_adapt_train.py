@@ -18,9 +18,9 @@ from inference.adapt.dataset import read_rows
 from inference.adapt.errors import CheckpointError, DatasetError
 from inference.adapt.settings import TrainSettings
 from inference.adapt.train import Trainer, run_training
+from inference.engine.prompting import PromptBuilder
 from inference.errors import ConfigError
-from inference.loading import load_model
-from inference.prompting import PromptBuilder
+from inference.runtimes.torch_runtime import load_model
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

@@ -27,9 +27,9 @@ from inference.drafter.gate import PositionGate
 from inference.drafter.settings import ALL_PROJECTIONS, DrafterSettings
 from inference.drafter.train import DrafterTrainer
 from inference.engine import Engine
-from inference.kvcache import KVState
-from inference.loading import load_model
-from inference.prompting import PromptBuilder
+from inference.engine.kvcache import KVState
+from inference.engine.prompting import PromptBuilder
+from inference.runtimes.torch_runtime import load_model
 from lsp_server.cli import main
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -147,7 +147,7 @@ def test_with_a_perfect_drafter_a_fused_step_costs_one_forward_and_the_seeds_two
     plain = engine.generate(Request(PROMPT))
     answer = plain.token_ids
     assert plain.finish_reason == "length"  # no early stop: every step drafts a full block
-    import inference.session as session_module
+    import inference.engine.session as session_module
 
     def oracle(self, tokens, drafter, noise):  # the noisy rows name the true next tokens
         clean, _ = real(self, tokens, None, 0)
@@ -175,7 +175,7 @@ def test_with_a_perfect_drafter_a_fused_step_costs_one_forward_and_the_seeds_two
 
 
 def test_sampled_proposals_are_verified_by_rejection_sampling_to_the_models_distribution() -> None:
-    from inference.acceptance import SampleRule
+    from inference.engine.acceptance import SampleRule
 
     rule = SampleRule(temperature=1.0, seed=0)
     p = torch.tensor([0.5, 0.3, 0.15, 0.05], dtype=torch.float64)

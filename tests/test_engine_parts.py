@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 import torch
 
-from inference.acceptance import ExactRule, SampleRule, ThresholdRule
 from inference.config import EngineConfig
 from inference.engine import Engine
-from inference.kvcache import KVState
-from inference.lookahead import StaleDraft
-from inference.stopping import BodyEnd
+from inference.engine.acceptance import ExactRule, SampleRule, ThresholdRule
+from inference.engine.kvcache import KVState
+from inference.engine.lookahead import StaleDraft
+from inference.engine.stopping import BodyEnd
 
 
 @pytest.fixture(scope="module")

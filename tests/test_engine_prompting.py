@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from inference.api import Request
+from inference.engine.prompting import PromptBuilder, extract_body, function_indent
 from inference.errors import ConfigError, EmptyRequestError
-from inference.prompting import PromptBuilder, extract_body, function_indent
 from tests.tiny_models import build_tokenizer
 
 SPEC = 'import os\n\n\ndef size(path):\n    """Return the size of the file at path."""\n'

@@ -19,8 +19,8 @@ from transformers import PreTrainedTokenizerBase
 
 from inference.adapt.errors import DatasetError
 from inference.api import Request
+from inference.engine.prompting import PromptBuilder
 from inference.errors import RequestError
-from inference.prompting import PromptBuilder
 
 IGNORE = -100  # label of positions that carry no loss
 

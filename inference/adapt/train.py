@@ -33,10 +33,10 @@ from inference.adapt.dataset import MANIFEST, TRAIN, VALIDATION, read_manifest, 
 from inference.adapt.errors import CheckpointError, DatasetError
 from inference.adapt.identity import tokenizer_signature
 from inference.adapt.settings import TrainSettings
-from inference.device import resolve_device, resolve_dtype, set_threads
+from inference.engine.prompting import PromptBuilder
 from inference.errors import ConfigError
-from inference.loading import LoadedModel, load_model
-from inference.prompting import PromptBuilder
+from inference.runtimes.device import resolve_device, resolve_dtype, set_threads
+from inference.runtimes.torch_runtime import LoadedModel, load_model
 
 ADAPTER, LOG = "adapter", "train-log.jsonl"
 

@@ -20,13 +20,13 @@ from inference.adapt.batches import Feature, make_features
 from inference.adapt.dataset import MANIFEST, TRAIN, VALIDATION, read_manifest, read_rows
 from inference.adapt.errors import DatasetError
 from inference.adapt.train import Trainer, model_to_train, run_trainer
-from inference.device import resolve_device, resolve_dtype, set_threads
 from inference.drafter.distill import block_for, build_sequence, distill_loss
 from inference.drafter.drafter import DRAFTER_KIND
 from inference.drafter.gate import PositionGate
+from inference.engine.prompting import PromptBuilder
 from inference.errors import ConfigError
-from inference.loading import load_model
-from inference.prompting import PromptBuilder
+from inference.runtimes.device import resolve_device, resolve_dtype, set_threads
+from inference.runtimes.torch_runtime import load_model
 
 DRAFTER = "drafter"
 

@@ -7,16 +7,16 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
-from inference.acceptance import make_rule
 from inference.api import Completion, Cost, ForwardCounter, Request
 from inference.config import EngineConfig
-from inference.device import resolve_device, resolve_dtype, set_threads
+from inference.engine.acceptance import make_rule
+from inference.engine.kvcache import KVState
+from inference.engine.prompting import Prompt, PromptBuilder, extract_body
+from inference.engine.session import Session
+from inference.engine.stopping import StopRule
 from inference.errors import ContextOverflowError, Superseded, UnknownSessionError
-from inference.kvcache import KVState
-from inference.loading import LoadedModel, load_model
-from inference.prompting import Prompt, PromptBuilder, extract_body
-from inference.session import Session
-from inference.stopping import StopRule
+from inference.runtimes.device import resolve_device, resolve_dtype, set_threads
+from inference.runtimes.torch_runtime import LoadedModel, load_model
 
 DRAFTING, RESIDUAL, BASELINE, WARMUP = "drafting", "residual", "baseline", "warmup"
 

@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from inference.acceptance import AcceptanceRule, lookahead_rule
 from inference.api import Cost
-from inference.kvcache import KVState
-from inference.lookahead import StaleDraft
-from inference.stopping import ScanState, StopRule
+from inference.engine.acceptance import AcceptanceRule, lookahead_rule
+from inference.engine.kvcache import KVState
+from inference.engine.lookahead import StaleDraft
+from inference.engine.stopping import ScanState, StopRule
 
 if TYPE_CHECKING:
     from inference.drafter.drafter import Drafter

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from transformers import PreTrainedTokenizerBase
 
 from inference.api import Request
+from inference.engine.stopping import BodyEnd
 from inference.errors import ConfigError, EmptyRequestError
-from inference.stopping import BodyEnd
 
 FIM_TOKENS = ("<|fim_prefix|>", "<|fim_suffix|>", "<|fim_middle|>")
 FIM_STOPS = ("<|fim_pad|>", "<|endoftext|>", "<|file_sep|>", "<|repo_name|>")

@@ -1,0 +1,1 @@
+"""Runtimes behind the seam (base.py): torch and llama.cpp."""
