@@ -5,6 +5,11 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.prewrite-installed
 DEMO_MODEL ?= qwen2.5-coder-0.5b
 TEST_MODEL ?= smollm2-135m
+# llama-cpp-python compiles llama.cpp: only the library (no server, tools, examples or
+# multimodal part), a few minutes once; pip's wheel cache serves every later venv. CMAKE_ARGS
+# from the environment (a CUDA build, say) come after and win.
+LLAMA_CMAKE_ARGS := -DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_TOOLS=OFF \
+	-DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF
 
 .PHONY: venv demo engine-demo test lint models-test clients-test
 
@@ -12,7 +17,8 @@ $(STAMP): pyproject.toml requirements.lock
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -c requirements.lock torch==2.13.0
-	$(BIN)/python -m pip install --quiet -c requirements.lock -e '.[dev]'
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS) $$CMAKE_ARGS" \
+		$(BIN)/python -m pip install --quiet -c requirements.lock -e '.[dev]'
 	touch $(STAMP)
 
 venv: $(STAMP)
@@ -29,8 +35,9 @@ lint: venv
 	$(BIN)/ruff check inference lsp_server tests
 	$(BIN)/mypy
 
+# The test model runs on both runtimes: its GGUF (llama.cpp) and its safetensors (torch).
 models-test: venv
-	$(BIN)/prewrite models install $(TEST_MODEL)
+	$(BIN)/prewrite models install $(TEST_MODEL) --safetensors
 
 # Editor clients: Neovim for tests/test_neovim_client.py (apt-get when root), the VS Code extension's Node tests.
 clients-test: venv models-test

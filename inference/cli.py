@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from inference import packs
-from inference.config import DEFAULT_THRESHOLD
+from inference.config import DEFAULT_THRESHOLD, EngineConfig
 from inference.packs import DEFAULT_MODEL
 
 
@@ -16,6 +16,11 @@ def register(commands: argparse._SubParsersAction) -> None:
     actions.add_parser("list", help="list the model packs and whether they are installed")
     install = actions.add_parser("install", help="install a model pack into the cache")
     install.add_argument("name", choices=sorted(packs.PACKS))
+    install.add_argument(
+        "--safetensors",
+        action="store_true",
+        help="also write the de-quantised weights the torch runtime loads (else on its first use)",
+    )
     install.add_argument("--quiet", action="store_true")
     models.set_defaults(handler=_models)
 
@@ -46,9 +51,29 @@ def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--threshold", type=float, default=DEFAULT_THRESHOLD, help="tau of threshold acceptance"
     )
-    parser.add_argument("--dtype", default="auto")
+    parser.add_argument(
+        "--runtime",
+        choices=["auto", "torch", "llamacpp"],
+        default="auto",
+        help="auto: torch on CUDA or for torch-only settings (adapter, drafter, dtype), "
+        "else llama.cpp",
+    )
+    parser.add_argument("--dtype", default="auto", help="torch only")
     parser.add_argument("--device", default="auto")
     parser.add_argument("--threads", type=int, default=None)
+    defaults = EngineConfig.model_fields
+    parser.add_argument(
+        "--context-size", type=positive, default=defaults["context_size"].default,
+        help="llama.cpp: KV cache tokens shared by all sessions",
+    )  # fmt: skip
+    parser.add_argument(
+        "--batch-size", type=positive, default=defaults["batch_size"].default,
+        help="llama.cpp: most tokens per decode call",
+    )  # fmt: skip
+    parser.add_argument(
+        "--sequences", type=positive, default=defaults["sequences"].default,
+        help="llama.cpp: sessions cached at once",
+    )  # fmt: skip
     parser.add_argument("--max-tokens", type=int, default=256)
     parser.add_argument("--prompt-format", default="auto", choices=["auto", "raw", "fim", "chat"])
     parser.add_argument("--lookahead", type=int, default=8, help="stale-draft tokens per forward")
@@ -66,7 +91,11 @@ def engine_config_from(args: argparse.Namespace) -> dict:
         "threshold": args.threshold,
         "dtype": args.dtype,
         "device": args.device,
+        "runtime": args.runtime,
         "threads": args.threads,
+        "context_size": args.context_size,
+        "batch_size": args.batch_size,
+        "sequences": args.sequences,
         "max_tokens": args.max_tokens,
         "prompt_format": args.prompt_format,
         "lookahead": args.lookahead,
@@ -84,11 +113,14 @@ def engine_config_from(args: argparse.Namespace) -> dict:
 def _models(args: argparse.Namespace) -> int:
     if args.models_command == "list":
         for pack, installed in packs.list_packs():
-            state = "installed" if installed else "not installed"
+            state = "not installed"
+            if installed:
+                torch_ready = packs.has_weights(packs.pack_dir(pack.name))
+                state = "installed" + (" (+torch)" if torch_ready else "")
             size = f"{pack.params:>7} {pack.download_mib:>5} MiB"
-            print(f"{pack.name:20} {size}  {state:13}  {pack.description}")
+            print(f"{pack.name:20} {size}  {state:21}  {pack.description}")
         return 0
-    path = packs.install(args.name, quiet=args.quiet)
+    path = packs.install(args.name, safetensors=args.safetensors, quiet=args.quiet)
     print(f"{args.name}: {path}")
     return 0
 

@@ -11,6 +11,7 @@ from inference.packs import DEFAULT_MODEL
 
 Acceptance = Literal["exact", "threshold", "sample"]
 PromptFormat = Literal["auto", "raw", "fim", "chat"]
+RuntimeName = Literal["auto", "torch", "llamacpp"]
 
 # The seed does not publish its tau; 0.3 keeps a token the model still finds plausible while
 # rejecting tokens it has clearly moved away from (see docs/engine.md).
@@ -23,6 +24,7 @@ class EngineConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     model: str = DEFAULT_MODEL
+    runtime: RuntimeName = "auto"  # torch on CUDA or for torch-only settings, else llama.cpp
     adapter: str | None = None  # a LoRA adapter folder (prewrite adapt train), merged at load
     drafter: str | None = None  # a parallel drafter folder (prewrite drafter train)
     drafter_mode: Literal["fused", "seed"] = "fused"
@@ -30,6 +32,9 @@ class EngineConfig(BaseModel):
     device: Literal["auto", "cpu", "cuda"] = "auto"
     dtype: Literal["auto", "float32", "bfloat16", "float16", "float64"] = "auto"
     threads: int | None = Field(default=None, ge=1, le=512)
+    context_size: int = Field(default=16384, ge=256, le=1 << 20)  # llama.cpp: KV cells, shared
+    batch_size: int = Field(default=512, ge=8, le=16384)  # llama.cpp: most tokens per decode
+    sequences: int = Field(default=8, ge=1, le=256)  # llama.cpp: cached sessions at once
     trust_remote_code: bool = False
     acceptance: Acceptance = "exact"
     threshold: float = Field(default=DEFAULT_THRESHOLD, gt=0.0, le=1.0)

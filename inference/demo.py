@@ -35,7 +35,8 @@ def demo_request(units: int) -> Request:
 def run_engine_demo(settings: dict) -> None:
     """Replay the demo spec against the engine and print per-unit and residual figures."""
     engine = Engine.load(validate_engine_config(settings))
-    print(f"model {engine.config.model} on {engine.loaded.device} in {engine.loaded.dtype}")
+    info = engine.runtime.info
+    print(f"model {engine.config.model} on {info.kind} ({info.device}, {info.dtype})")
     engine.open("demo")
     last = len(DEMO_UNITS)
     for units in range(1, last):

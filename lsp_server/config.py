@@ -16,7 +16,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 from pydantic.fields import FieldInfo
 
-from inference.config import Acceptance, EngineConfig, PromptFormat, validate_engine_config
+from inference.config import (
+    Acceptance,
+    EngineConfig,
+    PromptFormat,
+    RuntimeName,
+    validate_engine_config,
+)
 from lsp_server.errors import SettingsError
 
 SECTION = "prewrite"  # the didChangeConfiguration / workspace/configuration section
@@ -40,7 +46,14 @@ class Settings(BaseModel):
         frozen=True,
     )
 
-    model: str = _engine("model", "Model pack name, local Hugging Face folder or hub id.")
+    model: str = _engine(
+        "model", "Model pack name, local Hugging Face folder, .gguf file or hub id."
+    )
+    runtime: RuntimeName = _engine(
+        "runtime",
+        "What runs the model: llamacpp (GGUF on the CPU), torch (CUDA, adapters, the drafter) "
+        "or auto (torch on CUDA or for torch-only settings, else llama.cpp).",
+    )
     adapter: str | None = _engine(
         "adapter", "LoRA adapter folder (prewrite adapt train) merged into the model at load."
     )
@@ -55,9 +68,18 @@ class Settings(BaseModel):
     )
     device: Literal["auto", "cpu", "cuda"] = _engine("device", "Where the model runs.")
     dtype: Literal["auto", "float32", "bfloat16", "float16", "float64"] = _engine(
-        "dtype", "Weight and activation precision."
+        "dtype", "torch: weight and activation precision (llama.cpp runs the GGUF's own)."
     )
-    threads: int | None = _engine("threads", "CPU threads for the model (null: library default).")
+    threads: int | None = _engine(
+        "threads", "CPU threads for the model (null: torch default; llama.cpp: all cores but one)."
+    )
+    context_size: int = _engine(
+        "context_size", "llama.cpp: KV cache tokens shared by all open documents."
+    )
+    batch_size: int = _engine("batch_size", "llama.cpp: most tokens in one decode call.")
+    sequences: int = _engine(
+        "sequences", "llama.cpp: documents cached at once (the least recently used one yields)."
+    )
     acceptance: Acceptance = _engine(
         "acceptance", "How draft tokens are kept: exact (greedy-identical), threshold or sample."
     )

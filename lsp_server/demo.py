@@ -84,6 +84,7 @@ class DemoOptions:
     max_tokens: int = 128
     acceptance: str = "exact"
     prompt_format: str = "auto"
+    runtime: str = "auto"
     device: str = "auto"
     threads: int | None = None
     json_path: str | None = None
@@ -120,7 +121,7 @@ async def _demo(options: DemoOptions) -> int:
             print(f"prewrite demo: the server could not load the model: {status.message}")
             return 2
         print(
-            f"prewrite demo: {options.model}, {options.sessions} sessions, "
+            f"prewrite demo: {status.message}; {options.sessions} sessions, "
             f"{options.keystroke_ms} ms per keystroke, {options.pause_ms} ms pause before trigger"
         )
         results = [await _session(client, i, options) for i in range(options.sessions)]
@@ -137,6 +138,7 @@ async def _initialize(client: LanguageClient, watch: Watch, options: DemoOptions
         "maxTokens": options.max_tokens,
         "acceptance": options.acceptance,
         "promptFormat": options.prompt_format,
+        "runtime": options.runtime,
         "device": options.device,
         "threads": options.threads,
     }

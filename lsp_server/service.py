@@ -8,6 +8,7 @@ without holding this object.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
@@ -118,7 +119,9 @@ class Service:
         if failure is not None:
             self._load_failed(failure, previous)
             return
-        self._status("ready" if self.enabled else "disabled", f"{model} is ready")
+        info = self.worker.runtime()
+        where = f" on {info.kind} ({info.device}, {info.threads} threads)" if info else ""
+        self._status("ready" if self.enabled else "disabled", f"{model} is ready{where}")
         self.drafting.redraft_all()
 
     def shutdown(self) -> None:
@@ -200,6 +203,7 @@ class Service:
             "state": self.state,
             "enabled": self.enabled,
             "model": worker.config.model if worker.config else self.settings.model,
+            "runtime": dataclasses.asdict(info) if (info := worker.runtime()) else None,
             "settings": self.settings.model_dump(by_alias=True),
             "forwards": {"drafting": 0, "residual": 0, "baseline": 0, **worker.forwards()},
             "drafts": worker.stats(),

@@ -11,7 +11,7 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from tests.tiny_models import build_tiny_model  # noqa: E402
+from tests.tiny_models import build_tiny_model, write_tiny_gguf  # noqa: E402
 
 TEST_MODEL = "smollm2-135m"
 
@@ -20,6 +20,12 @@ TEST_MODEL = "smollm2-135m"
 def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A saved tiny Llama with random weights and a small byte-level BPE tokenizer."""
     return build_tiny_model(tmp_path_factory.mktemp("tiny-llama"), seed=0)
+
+
+@pytest.fixture(scope="session")
+def tiny_gguf_dir(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The same tiny Llama as a float32 GGUF with its tokenizer: what llama.cpp runs."""
+    return write_tiny_gguf(tiny_model_dir, tmp_path_factory.mktemp("tiny-gguf"))
 
 
 @pytest.fixture(scope="session")

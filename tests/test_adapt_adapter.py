@@ -91,7 +91,8 @@ def test_the_engine_loads_the_adapter_from_its_config(tiny_model_dir: Path, adap
     folder, expected = adapter
     config = EngineConfig(model=str(tiny_model_dir), adapter=str(folder), dtype="float64")
     engine = Engine.load(config)
-    assert torch.allclose(logits(engine.loaded.model), expected, rtol=0, atol=1e-10)
+    model = engine.runtime.loaded.model  # type: ignore[attr-defined]
+    assert torch.allclose(logits(model), expected, rtol=0, atol=1e-10)
 
 
 def test_an_adapter_for_another_shape_is_refused(

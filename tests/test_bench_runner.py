@@ -8,7 +8,6 @@ real model runs in test_bench_e2e.py.
 from __future__ import annotations
 
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
@@ -31,11 +30,9 @@ class ScriptedEngine:
         self.counter = ForwardCounter()
         self.sessions: set[str] = set()
         self.calls: list[str] = []
-        self.loaded = SimpleNamespace(
-            tokenizer=lambda text: {"input_ids": [1, 2, 3]},
-            model=lambda input_ids: None,
-            device="cpu",
-        )
+
+    def warm_up(self, text: str) -> None:
+        self.calls.append("warm up")
 
     def generate(self, request: Request, warm_from: Request | None = None) -> Completion:
         self.calls.append("warm base" if warm_from else "cold base")
@@ -95,7 +92,8 @@ def test_run_measures_excludes_refuses_and_stops_on_ctrl_c() -> None:
     assert run.interrupted
     assert checkpoints == [["mini/add"], ["mini/add", "mini/largest"]]
     assert engine.sessions == set()  # the interrupted session was closed
-    assert engine.calls[:5] == ["cold base", "warm base", "update 1", "update 2", "finalize 3"]
+    assert engine.calls[:6] == ["warm up", "cold base", "warm base", "update 1", "update 2",
+                               "finalize 3"]  # fmt: skip
     add = run.examples[0]
     assert (add.units, add.drafting_forwards) == (3, 2)
     assert (add.base_forwards, add.stream_residual_forwards, add.forward_speedup) == (10, 1, 10.0)

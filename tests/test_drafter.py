@@ -27,8 +27,9 @@ from inference.drafter.gate import PositionGate
 from inference.drafter.settings import ALL_PROJECTIONS, DrafterSettings
 from inference.drafter.train import DrafterTrainer
 from inference.engine import Engine
-from inference.engine.kvcache import KVState
+from inference.engine.kvcache import KVState, run_alone
 from inference.engine.prompting import PromptBuilder
+from inference.runtimes.base import Feed, Output
 from inference.runtimes.torch_runtime import load_model
 from lsp_server.cli import main
 
@@ -102,9 +103,10 @@ def test_the_training_layout_computes_what_the_engines_drafting_forward_computes
     tiny_model_dir: Path, drafter_dir: Path
 ) -> None:
     engine = engine_with(tiny_model_dir, drafter_dir)
-    drafter = engine.loaded.drafter
+    runtime = engine.runtime
+    drafter = runtime.drafter
     assert drafter is not None
-    ids = engine.loaded.tokenizer(PROMPT + "values.sort()\nprint(values)\n")["input_ids"]
+    ids = runtime.tokenizer(PROMPT + "values.sort()\nprint(values)\n")["input_ids"]
     feature = Feature("f", ids, answer_start=len(ids) - 9)
     block, offset = 4, 1
     sequence = build_sequence(feature, block, drafter.noise_id, offset, CPU)
@@ -115,8 +117,8 @@ def test_the_training_layout_computes_what_the_engines_drafting_forward_computes
                                     attention_mask=sequence.attention_mask).logits[0]  # fmt: skip
     length, slot = len(ids), 0
     for anchor in anchors(feature.answer_start, length, block, offset):
-        kv = KVState(engine.loaded.model, CPU, lambda tokens: None)
-        clean, noisy = kv.feed_drafting(ids[: anchor + 1], drafter, block - 1)
+        kv = KVState(runtime.open_sequence())
+        clean, noisy = run_alone(kv.feed(ids[: anchor + 1], block - 1), runtime.forward)
         torch.testing.assert_close(clean[-1], logits[anchor].float())  # AR row at the anchor
         for j in range(min(block - 1, length - anchor - 1)):
             torch.testing.assert_close(noisy[j], logits[length + slot].float())
@@ -147,21 +149,22 @@ def test_with_a_perfect_drafter_a_fused_step_costs_one_forward_and_the_seeds_two
     plain = engine.generate(Request(PROMPT))
     answer = plain.token_ids
     assert plain.finish_reason == "length"  # no early stop: every step drafts a full block
-    import inference.engine.session as session_module
+    runtime = engine.runtime
+    real = runtime.forward
 
-    def oracle(self, tokens, drafter, noise):  # the noisy rows name the true next tokens
-        clean, _ = real(self, tokens, None, 0)
-        done = len(self.ids) - prompt_length
-        guesses = torch.full((noise, clean.shape[1]), -1e9, dtype=clean.dtype)
-        for j in range(noise):
+    def oracle(feeds):  # the noisy rows name the true next tokens
+        (feed,) = feeds
+        (output,) = real([Feed(feed.sequence, feed.tokens, feed.first_row)])
+        done = feed.sequence.length - prompt_length  # answer tokens cached, the fed ones too
+        guesses = torch.full((feed.noise, output.rows.shape[1]), -1e9, dtype=output.rows.dtype)
+        for j in range(feed.noise):
             guesses[j, answer[min(done + 1 + j, len(answer) - 1)]] = 0.0
-        return clean, guesses
+        return [Output(output.rows, guesses)]
 
-    real = KVState.feed_drafting
     prompt_length = plain.prompt_tokens
-    monkeypatch.setattr(session_module.KVState, "feed_drafting", oracle)
+    monkeypatch.setattr(runtime, "forward", oracle)
     fused = engine.generate(Request(PROMPT), use_drafter=True)
-    engine.loaded.drafter.mode = "seed"  # type: ignore[union-attr]
+    runtime.drafter.mode = "seed"  # type: ignore[union-attr]
     seed = engine.generate(Request(PROMPT), use_drafter=True)
     assert fused.token_ids == seed.token_ids == answer
     # the prefill gives one token and drafts the next block; B = 4 tokens per later forward
@@ -257,7 +260,8 @@ def test_drafter_train_writes_a_drafter_the_engine_loads_and_resumes(
     manifest = json.loads((tmp_path / "drafter" / "prewrite-adapter.json").read_text())
     assert (manifest["kind"], manifest["block"]) == ("drafter", 4)
     engine = engine_with(tiny_model_dir, tmp_path / "drafter")
-    assert engine.loaded.drafter is not None and engine.loaded.drafter.block == 4
+    drafter = engine.runtime.drafter
+    assert drafter is not None and drafter.block == 4
     assert main(args(3, "--resume")) == 0
     resumed = json.loads(capsys.readouterr().out.split("\nwrote")[0])
     assert resumed["steps"] == 3

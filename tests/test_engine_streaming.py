@@ -1,6 +1,13 @@
-"""Exact streaming equals plain greedy decoding, with exact forward counts (tiny random models)."""
+"""Exact streaming equals plain greedy decoding, with exact forward counts (tiny random models).
+
+Every test runs on both runtimes, the same tiny model as a float64 transformers model (torch)
+and as a float32 GGUF (llama.cpp); each is checked against its own library's greedy decoding.
+"""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 import torch
@@ -16,27 +23,59 @@ NEW = Request("values = [3, 1, 2]\n# sort the values in place and print them\n")
 BUDGET = 24
 
 
-def make_engine(model_dir, **overrides) -> Engine:
-    settings = {"model": str(model_dir), "dtype": "float64", "max_tokens": BUDGET, "lookahead": 0}
-    settings.update(overrides)
-    return Engine.load(EngineConfig(**settings))
+@dataclass(frozen=True)
+class Backend:
+    """One runtime with the tiny model: engines, and that library's own greedy decoding."""
+
+    runtime: str
+    model_dir: Path
+
+    def engine(self, **overrides) -> Engine:
+        settings = {"model": str(self.model_dir), "runtime": self.runtime, "threads": 1,
+                    "max_tokens": BUDGET, "lookahead": 0}  # fmt: skip
+        if self.runtime == "torch":
+            settings["dtype"] = "float64"
+        settings.update(overrides)
+        return Engine.load(EngineConfig(**settings))
+
+    def reference(self, engine: Engine, request: Request) -> list[int]:
+        """Greedy decoding by the runtime library itself, cut by the engine's stop rule."""
+        prompt = engine._prompt(request)
+        eos = sorted(engine._eos)
+        if self.runtime == "torch":
+            tokens = _transformers_greedy(engine, prompt.ids, eos)
+        else:
+            tokens = _llama_cpp_greedy(self.model_dir / "tiny.gguf", prompt.ids, eos)
+        _, end = engine._stop_rule(prompt).scan(tokens)
+        return tokens[:end] if end else tokens
 
 
-def reference_tokens(engine: Engine, request: Request) -> list[int]:
-    """Greedy decoding by transformers' own generate(), cut by the engine's stop rule."""
-    prompt = engine._prompt(request)
-    model = engine.loaded.model
+def _transformers_greedy(engine: Engine, ids: list[int], eos: list[int]) -> list[int]:
+    model = engine.runtime.loaded.model  # type: ignore[attr-defined]
     with torch.inference_mode():
         out = model.generate(
-            torch.tensor([prompt.ids]),
-            max_new_tokens=BUDGET,
-            do_sample=False,
-            eos_token_id=sorted(engine._eos),
+            torch.tensor([ids]), max_new_tokens=BUDGET, do_sample=False, eos_token_id=eos,
             pad_token_id=0,
-        )
-    tokens = out[0, len(prompt.ids) :].tolist()
-    _, end = engine._stop_rule(prompt).scan(tokens)
-    return tokens[:end] if end else tokens
+        )  # fmt: skip
+    return out[0, len(ids) :].tolist()
+
+
+def _llama_cpp_greedy(gguf: Path, ids: list[int], eos: list[int]) -> list[int]:
+    from llama_cpp import Llama
+
+    llm = Llama(model_path=str(gguf), n_ctx=512, n_threads=1, verbose=False)
+    tokens: list[int] = []
+    for token in llm.generate(ids, temp=0.0, repeat_penalty=1.0):
+        tokens.append(int(token))
+        if token in eos or len(tokens) == BUDGET:
+            break
+    llm.close()
+    return tokens
+
+
+@pytest.fixture(scope="module", params=["torch", "llamacpp"])
+def backend(request, tiny_model_dir, tiny_gguf_dir) -> Backend:
+    return Backend(request.param, tiny_model_dir if request.param == "torch" else tiny_gguf_dir)
 
 
 def seed_draft(engine: Engine, sid: str, draft: list[int]) -> None:
@@ -49,18 +88,18 @@ def seed_draft(engine: Engine, sid: str, draft: list[int]) -> None:
 
 
 @pytest.fixture(scope="module")
-def engine(tiny_model_dir) -> Engine:
-    return make_engine(tiny_model_dir)
+def engine(backend) -> Engine:
+    return backend.engine()
 
 
 @pytest.fixture(scope="module")
-def greedy(engine) -> list[int]:
-    tokens = reference_tokens(engine, NEW)
+def greedy(backend, engine) -> list[int]:
+    tokens = backend.reference(engine, NEW)
     assert len(tokens) == BUDGET, "the tiny model should run to the budget for these tests"
     return tokens
 
 
-def test_plain_generate_matches_transformers_generate(engine, greedy):
+def test_plain_generate_matches_the_runtime_librarys_own_greedy(engine, greedy):
     completion = engine.generate(NEW)
     assert completion.token_ids == greedy
     assert completion.cost.forwards == BUDGET  # one prefill + one forward per later token
@@ -77,7 +116,7 @@ def test_fully_right_draft_costs_one_forward(engine, greedy):
 
 @pytest.mark.parametrize("diverge_at", [0, 5, 17])
 def test_partly_right_draft_regenerates_only_the_rest(engine, greedy, diverge_at):
-    wrong = (greedy[diverge_at] + 1) % len(engine.loaded.tokenizer)
+    wrong = (greedy[diverge_at] + 1) % len(engine.runtime.tokenizer)
     draft = greedy[:diverge_at] + [wrong] + greedy[diverge_at + 1 :]
     seed_draft(engine, f"part{diverge_at}", draft)
     completion = engine.finalize(f"part{diverge_at}", NEW)
@@ -89,7 +128,7 @@ def test_partly_right_draft_regenerates_only_the_rest(engine, greedy, diverge_at
 
 def test_unrelated_draft_gives_the_greedy_answer(engine, greedy):
     generator = torch.Generator().manual_seed(7)
-    unrelated = torch.randint(0, len(engine.loaded.tokenizer), (30,), generator=generator)
+    unrelated = torch.randint(0, len(engine.runtime.tokenizer), (30,), generator=generator)
     seed_draft(engine, "unrelated", unrelated.tolist())
     completion = engine.finalize("unrelated", NEW)
     assert completion.token_ids == greedy
@@ -106,8 +145,8 @@ def test_verified_draft_costs_zero_forwards_at_trigger(engine, greedy):
     assert completion.token_ids == greedy
 
 
-def test_stale_draft_lookahead_is_lossless_and_saves_forwards(tiny_model_dir, greedy):
-    engine = make_engine(tiny_model_dir, lookahead=8)
+def test_stale_draft_lookahead_is_lossless_and_saves_forwards(backend, greedy):
+    engine = backend.engine(lookahead=8)
     # a substitution at 3 and an insertion at 10: the rest of the draft realigns after each
     draft = greedy[:3] + [greedy[3] + 1] + greedy[4:10] + [5] + greedy[10:]
     seed_draft(engine, "stale", draft)
@@ -117,8 +156,8 @@ def test_stale_draft_lookahead_is_lossless_and_saves_forwards(tiny_model_dir, gr
     assert completion.cost.forwards < 1 + (BUDGET - 1 - 3)
 
 
-def test_forward_counter_splits_phases(tiny_model_dir):
-    engine = make_engine(tiny_model_dir)
+def test_forward_counter_splits_phases(backend):
+    engine = backend.engine()
     engine.open("s")
     engine.update("s", OLD, version=1)
     engine.finalize("s", NEW, version=2)
@@ -130,10 +169,10 @@ def test_forward_counter_splits_phases(tiny_model_dir):
     assert phases["residual"] >= 1
 
 
-def test_supersede_mid_regeneration_leaves_a_consistent_session(tiny_model_dir, greedy):
-    engine = make_engine(tiny_model_dir)
+def test_supersede_mid_regeneration_leaves_a_consistent_session(backend, greedy):
+    engine = backend.engine()
     engine.open("s")
-    record = engine._record_forward
+    record = engine.runtime.on_forward
     seen = []
 
     def interrupt_after_five(tokens: int) -> None:
@@ -142,8 +181,7 @@ def test_supersede_mid_regeneration_leaves_a_consistent_session(tiny_model_dir, 
         if len(seen) == 5:
             engine.supersede("s", 2)
 
-    engine._record_forward = interrupt_after_five  # type: ignore[method-assign]
-    engine._sessions["s"].kv.on_forward = interrupt_after_five
+    engine.runtime.on_forward = interrupt_after_five
     with pytest.raises(Superseded):
         engine.update("s", NEW, version=1)
     partial = engine.draft_of("s", NEW)

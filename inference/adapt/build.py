@@ -181,10 +181,10 @@ def _teacher(settings: BuildSettings) -> tuple[SelfTeacher | None, dict[str, Any
     return SelfTeacher(engine), {
         "model": engine.config.model,
         "adapter": engine.config.adapter,
-        "tokenizer": tokenizer_signature(engine.loaded.tokenizer),
+        "tokenizer": tokenizer_signature(engine.runtime.tokenizer),
         "prompt_format": fmt,
         "max_tokens": engine.config.max_tokens,
-        "dtype": str(engine.loaded.dtype).removeprefix("torch."),
+        "dtype": engine.runtime.info.dtype,
     }
 
 

@@ -63,7 +63,7 @@ class SelfTeacher:
             return None, f"the engine refused the prompt ({type(exc).__name__})"
         if not answer.text.strip():
             return None, "empty answer"
-        tokenizer = self.engine.loaded.tokenizer
+        tokenizer = self.engine.runtime.tokenizer
         text = str(tokenizer.decode(answer.token_ids))
         return Target(text, list(answer.token_ids), answer.finish_reason == "length"), ""
 

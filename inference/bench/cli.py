@@ -166,18 +166,17 @@ def _engines(args: argparse.Namespace) -> dict[str, Engine]:
 
 
 def _meta(args: argparse.Namespace, engine: Engine, problems: int) -> dict[str, Any]:
-    """The run's settings as stored in results.json (dtype and device as resolved)."""
-    import torch
-
-    config, loaded = engine.config, engine.loaded
+    """The run's settings as stored in results.json (runtime, dtype and device as resolved)."""
+    config, info = engine.config, engine.runtime.info
     return {
         "suite": args.suite,
         "model": config.model,
+        "runtime": info.kind,
         "adapter": config.adapter,
         "system_prompt": config.system_prompt,
         "acceptance": config.acceptance,
-        "dtype": str(loaded.dtype).removeprefix("torch."),
-        "device": str(loaded.device),
+        "dtype": info.dtype,
+        "device": info.device,
         "threshold": config.threshold,
         "max_tokens": config.max_tokens,
         "prompt_format": config.prompt_format,
@@ -185,8 +184,9 @@ def _meta(args: argparse.Namespace, engine: Engine, problems: int) -> dict[str, 
         "drafter": config.drafter,
         "drafter_mode": config.drafter_mode,
         "shard": f"{args.shard[0]}/{args.shard[1]}" if args.shard else None,
-        "threads": torch.get_num_threads(),
-        "torch": torch.__version__,
+        "threads": info.threads,
+        "runtime_version": info.version,
+        "runtime_settings": info.extra,
         "problems": problems,
         "test_timeout_s": args.test_timeout,
         "test_memory_mb": args.test_memory_mb,

@@ -119,8 +119,8 @@ def read_results(folder: Path) -> dict[str, Any]:
 
 
 # Settings that change the answers or their cost: a resumed run must match on all of them.
-RESUME_KEYS = ("suite", "model", "adapter", "system_prompt", "acceptance", "dtype", "device",
-               "threshold", "max_tokens", "prompt_format", "lookahead", "drafter",
+RESUME_KEYS = ("suite", "model", "runtime", "adapter", "system_prompt", "acceptance", "dtype",
+               "device", "threshold", "max_tokens", "prompt_format", "lookahead", "drafter",
                "drafter_mode", "shard")  # fmt: skip
 
 
@@ -135,6 +135,7 @@ def resume_run(folder: Path, meta: Mapping[str, Any]) -> BenchRun:
     stored = read_results(folder)
     # runs written before an engine setting existed were made with its default
     defaults = {k: f.default for k, f in EngineConfig.model_fields.items()}
+    defaults["runtime"] = "torch"  # the only runtime before there were two
     differ = [k for k in RESUME_KEYS if k in meta and stored.get(k, defaults.get(k)) != meta[k]]
     if differ:
         changes = ", ".join(f"{k} {stored.get(k)!r} -> {meta[k]!r}" for k in differ)

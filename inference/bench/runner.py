@@ -13,7 +13,6 @@ import statistics
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
-import torch
 from tqdm import tqdm
 
 from inference.api import Completion, Request
@@ -121,10 +120,7 @@ class Runner:
     def warm_up(self, text: str) -> None:
         """One untimed forward, so the first example does not pay for lazy initialisation."""
         self.warm = True
-        loaded = self.engine.loaded
-        ids = loaded.tokenizer(text)["input_ids"]
-        with torch.inference_mode():
-            loaded.model(input_ids=torch.tensor([ids], device=loaded.device))  # [1, S]
+        self.engine.warm_up(text)
 
 
 def run_suite(

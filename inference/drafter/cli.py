@@ -107,7 +107,7 @@ def _bench(args: argparse.Namespace) -> int:
     print(format_summary(summary))
     if args.out:
         document = {"model": args.model, "drafter": args.drafter, "suite": args.suite,
-                    "acceptance": args.acceptance, "dtype": str(engine.loaded.dtype),
+                    "acceptance": args.acceptance, "dtype": engine.runtime.info.dtype,
                     "summary": summary, "examples": records(results)}  # fmt: skip
         print(f"wrote {write_results(args.out, document)}")
     return 0

@@ -43,7 +43,7 @@ class DecodeResult:
 def measure_problem(engine: Engine, problem: Problem) -> DecodeResult:
     """Decode one problem's final prompt in every mode, back to back."""
     final, warm = _requests(problem)
-    drafter = engine.loaded.drafter
+    drafter = engine.runtime.drafter
     assert drafter is not None, "the engine has no drafter"
     answers: dict[str, Completion] = {}
     for mode in MODES:

@@ -6,72 +6,90 @@ import functools
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TypeVar
 
 from inference.api import Completion, Cost, ForwardCounter, Request
 from inference.config import EngineConfig
 from inference.engine.acceptance import make_rule
-from inference.engine.kvcache import KVState
+from inference.engine.kvcache import KVState, Steps, run_alone, run_together
 from inference.engine.prompting import Prompt, PromptBuilder, extract_body
 from inference.engine.session import Session
 from inference.engine.stopping import StopRule
 from inference.errors import ContextOverflowError, Superseded, UnknownSessionError
-from inference.runtimes.device import resolve_device, resolve_dtype, set_threads
-from inference.runtimes.torch_runtime import LoadedModel, load_model
+from inference.runtimes import load_runtime
+from inference.runtimes.base import Runtime
 
 DRAFTING, RESIDUAL, BASELINE, WARMUP = "drafting", "residual", "baseline", "warmup"
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Update:
+    """One session's `update`, for `update_many`."""
+
+    session_id: str
+    request: Request
+    version: int = 0
+    min_forwards: int = 0
 
 
 class Engine:
-    """Holds one model and the sessions that stream against it.
+    """Holds one model (in a runtime) and the sessions that stream against it.
 
-    Model work (`update`, `finalize`, `generate`) must come from one thread at a time;
-    `supersede` may be called from any thread to make older work stop at its next forward.
+    Model work (`update`, `update_many`, `finalize`, `generate`) must come from one thread at
+    a time; `supersede` may be called from any thread to make older work stop at its next
+    forward.
     """
 
-    def __init__(self, config: EngineConfig, loaded: LoadedModel):
+    def __init__(self, config: EngineConfig, runtime: Runtime):
         self.config = config
-        self.loaded = loaded
+        self.runtime = runtime
         self.builder = PromptBuilder(
-            loaded.tokenizer, config.prompt_format, config.stop_strings, config.system_prompt
+            runtime.tokenizer, config.prompt_format, config.stop_strings, config.system_prompt
         )
         self.counter = ForwardCounter()
+        runtime.on_forward = self._record_forward
         self._phase = DRAFTING
         self._sessions: dict[str, Session] = {}
         self._latest: dict[str, int] = {}  # newest version announced: stops older work now
         self._newer: dict[str, int] = {}  # ... or after the work's `min_forwards` forwards
         self._lock = threading.Lock()
-        self._eos = self._eos_ids()
+        self._eos = runtime.eos_ids
         self._piece = functools.lru_cache(maxsize=None)(self._decode_one)
 
     @classmethod
     def load(cls, config: EngineConfig) -> Engine:
-        """Load the configured model on the configured device and build an engine around it."""
-        set_threads(config.threads)
-        device = resolve_device(config.device)
-        dtype = resolve_dtype(device, config.dtype)
-        loaded = load_model(
-            config.model,
-            device,
-            dtype,
-            trust_remote_code=config.trust_remote_code,
-            adapter=config.adapter,
-            drafter=config.drafter,
-            drafter_block=config.drafter_block,
-            drafter_mode=config.drafter_mode,
-        )
-        return cls(config, loaded)
+        """Load the configured model in its runtime and build an engine around it."""
+        return cls(config, load_runtime(config))
+
+    @property
+    def batch_limit(self) -> int:
+        """How many sessions `update_many` serves in one forward per step (1: no batching)."""
+        return self.runtime.batch_limit
+
+    def shutdown(self) -> None:
+        """Close every session and free the model."""
+        for session_id in list(self._sessions):
+            self.close(session_id)
+        self.runtime.close()
 
     # -- sessions -------------------------------------------------------------------------
 
     def open(self, session_id: str) -> None:
         """Start a session (re-opening one resets it)."""
+        old = self._sessions.pop(session_id, None)
+        if old is not None:
+            old.kv.close()
         self._sessions[session_id] = self._new_session(self.config.lookahead, drafting=True)
         with self._lock:
             self._latest.setdefault(session_id, 0)
 
     def close(self, session_id: str) -> None:
         """Forget a session and free its cache."""
-        self._sessions.pop(session_id, None)
+        session = self._sessions.pop(session_id, None)
+        if session is not None:
+            session.kv.close()
         with self._lock:
             self._latest.pop(session_id, None)
             self._newer.pop(session_id, None)
@@ -101,6 +119,32 @@ class Engine:
         """
         return self._sync(session_id, request, version, DRAFTING, min_forwards)
 
+    def update_many(self, updates: Sequence[Update]) -> list[Completion | Exception]:
+        """Several sessions' `update`s at once, their forwards batched where the runtime can.
+
+        Each gets its completion, or the error that stopped it (`Superseded`, say); the
+        others go on. llama.cpp runs one decode per step for all of them.
+        """
+        results: list[Completion | Exception | None] = [None] * len(updates)
+        work: dict[int, tuple[Session, Prompt, Steps[Cost]]] = {}
+        for i, job in enumerate(updates):
+            try:
+                session, prompt = self._session(job.session_id), self._prompt(job.request)
+            except (UnknownSessionError, ContextOverflowError, ValueError) as exc:
+                results[i] = exc
+                continue
+            check = self._checker(job.session_id, job.version, job.min_forwards)
+            steps = session.sync(prompt.ids, self._stop_rule(prompt), check)
+            work[i] = (session, prompt, steps)
+        with self._in_phase(DRAFTING):
+            costs = run_together([w[2] for w in work.values()], self.runtime.forward)
+        for (i, (session, prompt, _)), cost in zip(work.items(), costs, strict=True):
+            if isinstance(cost, Exception):
+                results[i] = cost
+            else:
+                results[i] = self._completion(session, prompt, cost, updates[i].version)
+        return [r for r in results if r is not None]
+
     def finalize(self, session_id: str, request: Request, version: int = 0) -> Completion:
         """The user triggered: finish the answer for exactly this request; cost is residual."""
         return self._sync(session_id, request, version, RESIDUAL)
@@ -116,13 +160,25 @@ class Engine:
         """
         session = self._new_session(lookahead=0, drafting=use_drafter)
         never = lambda: None  # noqa: E731 - plain decoding is never superseded
-        if warm_from is not None:
+        try:
+            if warm_from is not None:
+                with self._in_phase(WARMUP):
+                    self._run(session.kv.score(self._prompt(warm_from).ids, []))
+            prompt = self._prompt(request)
+            with self._in_phase(BASELINE):
+                cost = self._run(session.sync(prompt.ids, self._stop_rule(prompt), never))
+            return self._completion(session, prompt, cost, 0)
+        finally:
+            session.kv.close()
+
+    def warm_up(self, text: str) -> None:
+        """One uncharged forward over `text`, so later timings skip lazy initialisation."""
+        kv = KVState(self.runtime.open_sequence())
+        try:
             with self._in_phase(WARMUP):
-                session.kv.score(self._prompt(warm_from).ids, [])
-        prompt = self._prompt(request)
-        with self._in_phase(BASELINE):
-            cost = session.sync(prompt.ids, self._stop_rule(prompt), never)
-        return self._completion(session, prompt, cost, 0)
+                self._run(kv.score(self.runtime.tokenizer(text)["input_ids"], []))
+        finally:
+            kv.close()
 
     def draft_of(self, session_id: str, request: Request) -> Completion:
         """The current draft of a session rendered as an answer to `request`, with no model work."""
@@ -144,8 +200,11 @@ class Engine:
         prompt = self._prompt(request)
         check = self._checker(session_id, version, min_forwards)
         with self._in_phase(phase):
-            cost = session.sync(prompt.ids, self._stop_rule(prompt), check)
+            cost = self._run(session.sync(prompt.ids, self._stop_rule(prompt), check))
         return self._completion(session, prompt, cost, version)
+
+    def _run(self, steps: Steps[T]) -> T:
+        return run_alone(steps, self.runtime.forward)
 
     def _session(self, session_id: str) -> Session:
         try:
@@ -154,15 +213,14 @@ class Engine:
             raise UnknownSessionError(f"no open session {session_id!r}") from None
 
     def _new_session(self, lookahead: int, drafting: bool) -> Session:
-        loaded = self.loaded
-        kv = KVState(loaded.model, loaded.device, self._record_forward)
+        kv = KVState(self.runtime.open_sequence())
         rule = make_rule(
             self.config.acceptance,
             threshold=self.config.threshold,
             temperature=self.config.temperature,
             seed=self.config.seed,
         )
-        return Session(kv, rule, lookahead, loaded.drafter if drafting else None)
+        return Session(kv, rule, lookahead, self.runtime.drafter if drafting else None)
 
     def _checker(self, session_id: str, version: int, min_forwards: int) -> Callable[[], None]:
         forwards = 0  # checks passed: the forwards this work has started
@@ -182,7 +240,7 @@ class Engine:
 
     def _prompt(self, request: Request) -> Prompt:
         prompt = self.builder.build(request)
-        limit = self.loaded.context_length
+        limit = self.runtime.context_length
         if len(prompt.ids) >= limit:
             raise ContextOverflowError(
                 f"the request is {len(prompt.ids)} tokens; the model's context is {limit}"
@@ -190,7 +248,7 @@ class Engine:
         return prompt
 
     def _stop_rule(self, prompt: Prompt) -> StopRule:
-        budget = min(self.config.max_tokens, self.loaded.context_length - len(prompt.ids))
+        budget = min(self.config.max_tokens, self.runtime.context_length - len(prompt.ids))
         return StopRule(
             prompt.body_end,
             prompt.answer_start,
@@ -222,22 +280,9 @@ class Engine:
         finally:
             self._phase = previous
 
-    def _eos_ids(self) -> frozenset[int]:
-        ids: set[int] = set()
-        tokenizer = self.loaded.tokenizer
-        if tokenizer.eos_token_id is not None:
-            ids.add(int(tokenizer.eos_token_id))
-        generation = getattr(self.loaded.model, "generation_config", None)
-        configured = getattr(generation, "eos_token_id", None)
-        if isinstance(configured, int):
-            ids.add(configured)
-        elif configured:
-            ids.update(int(i) for i in configured)
-        return frozenset(ids)
-
     def _decode_one(self, token: int) -> str:
-        return str(self.loaded.tokenizer.decode([token]))
+        return str(self.runtime.tokenizer.decode([token]))
 
     def _decode(self, tokens: Sequence[int]) -> str:
-        return str(self.loaded.tokenizer.decode(list(tokens), skip_special_tokens=True))
+        return str(self.runtime.tokenizer.decode(list(tokens), skip_special_tokens=True))
 

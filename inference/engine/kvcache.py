@@ -1,18 +1,22 @@
-"""One sequence's KV cache: feed tokens, score proposals, rewind by position."""
+"""One sequence's cached tokens: feed tokens, score proposals, rewind by position.
+
+The model work is asked for, not done: `feed` and `score` are generators that yield one
+`Feed` per forward and are sent back its `Output`, so that a driver (engine.py) can put the
+forwards of several sessions into one batched forward of the runtime.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from contextlib import nullcontext
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Generator, Sequence
+from typing import TypeVar
 
 import torch
-from transformers import DynamicCache
 
-if TYPE_CHECKING:
-    from inference.drafter.drafter import Drafter
+from inference.runtimes.base import Feed, Output, RuntimeSequence
 
-ForwardHook = Callable[[int], None]
+T = TypeVar("T")
+Steps = Generator[Feed, Output, T]  # yields forwards, is sent their logits, returns T
+Rows = tuple[torch.Tensor, torch.Tensor | None]  # logits of the tokens, of the noisy tail
 
 
 def common_prefix_length(a: Sequence[int], b: Sequence[int]) -> int:
@@ -24,83 +28,95 @@ def common_prefix_length(a: Sequence[int], b: Sequence[int]) -> int:
     return i
 
 
-class KVState:
-    """The cached tokens of one sequence, their KV tensors and the logits after the last one.
+def run_alone(steps: Steps[T], forward: Callable[[list[Feed]], list[Output]]) -> T:
+    """Drive `steps` to the end, one forward at a time through `forward(feeds) -> outputs`."""
+    try:
+        feed = next(steps)
+        while True:
+            (output,) = forward([feed])
+            feed = steps.send(output)
+    except StopIteration as done:
+        return done.value  # type: ignore[no-any-return]
 
-    Invariant: `ids` lists exactly the tokens whose keys and values are in `cache`, and `tail`
-    (when not None) is the model's output at the last of them.
+
+def run_together(
+    all_steps: list[Steps[T]], forward: Callable[[list[Feed]], list[Output]]
+) -> list[T | Exception]:
+    """Drive several `steps` in lockstep: each round, one `forward` over all their feeds.
+
+    Each result is what its steps returned or the exception that ended them (the others
+    go on); an exception from `forward` itself ends them all.
+    """
+    results: list[T | Exception | None] = [None] * len(all_steps)
+    pending: dict[int, Feed] = {}
+
+    def advance(i: int, output: Output | None) -> None:
+        steps = all_steps[i]
+        try:
+            pending[i] = next(steps) if output is None else steps.send(output)
+        except StopIteration as done:
+            results[i] = done.value
+            pending.pop(i, None)
+        except Exception as exc:  # noqa: BLE001 - one session's failure ends that session only
+            results[i] = exc
+            pending.pop(i, None)
+
+    for i in range(len(all_steps)):
+        advance(i, None)
+    try:
+        while pending:
+            order = list(pending)
+            for i, output in zip(order, forward([pending[i] for i in order]), strict=True):
+                advance(i, output)
+    finally:
+        for i in pending:
+            all_steps[i].close()
+    return results  # type: ignore[return-value]
+
+
+class KVState:
+    """The tokens cached for one sequence and the logits after the last one.
+
+    Invariant: `ids` lists the tokens in the runtime's cache of `sequence` (a runtime may
+    evict it, which `_resync` notices), and `tail` (when not None) is the model's output
+    at the last of them.
     """
 
-    def __init__(self, model: torch.nn.Module, device: torch.device, on_forward: ForwardHook):
-        self.model = model
-        self.device = device
-        self.on_forward = on_forward  # called with the token count of every forward
+    def __init__(self, sequence: RuntimeSequence):
+        self.sequence = sequence
         self.forwards = 0
         self.ids: list[int] = []
-        self.cache = DynamicCache()
         self.tail: torch.Tensor | None = None  # [V] float32
 
-    def feed(self, tokens: Sequence[int]) -> torch.Tensor:
-        """Run one forward over `tokens` appended to the cache; return their logits [n, V]."""
-        return self.feed_drafting(tokens, None, 0)[0]
+    def feed(self, tokens: Sequence[int], noise: int = 0) -> Steps[Rows]:
+        """One forward over `tokens` (plus `noise` noisy positions): their logits [n, V].
 
-    def feed_drafting(
-        self, tokens: Sequence[int], drafter: Drafter | None, noise: int
-    ) -> tuple[torch.Tensor, torch.Tensor]:
-        """One forward over `tokens` plus `noise` noisy positions drafted through the gate.
-
-        Returns the logits of `tokens` [n, V] (AR weights only) and of the noisy positions
-        [noise, V] (AR + LoRA). Only `tokens` stay in the cache: the noisy keys and values
-        were computed with the LoRA and are dropped.
+        The noisy positions' logits [noise, V] come second; only `tokens` stay cached.
         """
         assert tokens, "feed needs at least one token"
-        ids = list(tokens) + ([drafter.noise_id] * noise if drafter else [])
-        input_ids = torch.tensor([ids], dtype=torch.long, device=self.device)  # [1, n + noise]
-        gate = torch.zeros((1, len(ids)), dtype=torch.bool, device=self.device)  # [1, n + noise]
-        gate[0, len(tokens) :] = True
-        with torch.inference_mode(), drafter.gate.open_at(gate) if drafter else nullcontext():
-            out = self.model(input_ids=input_ids, cache=self.cache, use_cache=True)
-        self.forwards += 1
-        self.on_forward(len(ids))
-        logits = out.logits[0].float()  # [n + noise, V]
-        if len(ids) > len(tokens):
-            self.cache.crop(-(len(ids) - len(tokens)))
-        self.ids.extend(tokens)
-        self.tail = logits[len(tokens) - 1]
-        return logits[: len(tokens)], logits[len(tokens) :]
+        return (yield from self._feed(list(tokens), 0, noise))
 
     def truncate(self, length: int, tail: torch.Tensor | None = None) -> None:
         """Keep the first `length` cached tokens; `tail` is the known output at the new end."""
+        self._resync()
         if length < len(self.ids):
-            if length == 0:
-                self.cache = DynamicCache()
-            else:
-                self.cache.crop(-(len(self.ids) - length))  # transformers 5: negative = drop
+            self.sequence.truncate(length)
             del self.ids[length:]
             self.tail = tail
         elif tail is not None:
             self.tail = tail
 
-    def score(self, context: Sequence[int], proposals: Sequence[int]) -> torch.Tensor:
+    def score(
+        self, context: Sequence[int], proposals: Sequence[int], noise: int = 0
+    ) -> Steps[Rows]:
         """Logits predicting each proposal and the token after them: [len(proposals) + 1, V].
 
         Reuses the cached common prefix and runs at most one forward, over only the tokens of
-        `context` that changed plus the proposals.
-        """
-        return self.score_drafting(context, proposals, None, 0)[0]
-
-    def score_drafting(
-        self,
-        context: Sequence[int],
-        proposals: Sequence[int],
-        drafter: Drafter | None,
-        noise: int,
-    ) -> tuple[torch.Tensor, torch.Tensor | None]:
-        """`score`, with a noisy tail drafting what follows the proposals when it runs a forward.
-
-        The second result is the tail's logits [noise, V], or None when no forward ran.
+        `context` that changed plus the proposals (and `noise` noisy positions after them,
+        whose logits come second: None when no forward ran).
         """
         assert context, "score needs a non-empty context"
+        self._resync()
         full = list(context) + list(proposals)
         need = len(context) - 1  # position whose output predicts proposals[0]
         shared = common_prefix_length(self.ids, full)
@@ -108,9 +124,31 @@ class KVState:
             first = self.tail[None]  # [1, V], already computed
             if len(full) == shared:
                 return first, None
-            rows, guesses = self.feed_drafting(full[shared:], drafter, noise)
+            rows, guesses = yield from self._feed(full[shared:], 0, noise)
             return torch.cat([first, rows]), guesses
         keep = min(shared, need)
         self.truncate(keep)
-        rows, guesses = self.feed_drafting(full[keep:], drafter, noise)
-        return rows[need - keep :], guesses
+        return (yield from self._feed(full[keep:], need - keep, noise))
+
+    def close(self) -> None:
+        """Free the runtime's cache of this sequence."""
+        self.sequence.close()
+        self.ids, self.tail = [], None
+
+    def _feed(self, tokens: list[int], first_row: int, noise: int) -> Steps[Rows]:
+        lost = self._resync()  # evicted since the last forward: encode those tokens again
+        output = yield Feed(self.sequence, lost + tokens, first_row + len(lost), noise)
+        self.forwards += 1
+        self.ids.extend(lost + tokens)
+        self.tail = output.rows[-1]
+        return output.rows, output.noise_rows
+
+    def _resync(self) -> list[int]:
+        """Match `ids` to what the runtime still caches; the tokens it dropped."""
+        cached = self.sequence.length
+        if cached >= len(self.ids):
+            return []
+        lost = self.ids[cached:]
+        del self.ids[cached:]
+        self.tail = None
+        return lost

@@ -10,7 +10,7 @@ import torch
 
 from inference.api import Cost
 from inference.engine.acceptance import AcceptanceRule, lookahead_rule
-from inference.engine.kvcache import KVState
+from inference.engine.kvcache import KVState, Steps
 from inference.engine.lookahead import StaleDraft
 from inference.engine.stopping import ScanState, StopRule
 
@@ -49,9 +49,10 @@ class Session:
 
     def sync(
         self, prompt_ids: Sequence[int], stop: StopRule, check: Callable[[], None]
-    ) -> Cost:
+    ) -> Steps[Cost]:
         """Bring the draft up to date with `prompt_ids`: verify, accept, regenerate.
 
+        A generator of the forwards this takes (see kvcache.py); it returns the cost.
         `check` is called before every forward and raises to abandon the work; the session
         stays consistent and the next call resumes from what was done.
         """
@@ -63,7 +64,7 @@ class Session:
             self.verified, self.finished = 0, False
         try:
             if not self.finished:
-                self._verify_and_regenerate(stop, check, cost)
+                yield from self._verify_and_regenerate(stop, check, cost)
         finally:
             cost.forwards = self.kv.forwards - forwards
             cost.wall_ms = (time.perf_counter() - start) * 1000.0
@@ -71,13 +72,13 @@ class Session:
 
     def _verify_and_regenerate(
         self, stop: StopRule, check: Callable[[], None], cost: Cost
-    ) -> None:
+    ) -> Steps[None]:
         check()
         proposals = self.draft[self.verified :]
         drafter = self.drafter
         noise = drafter.tail_for(len(proposals)) if drafter else 0
         context = self.prompt_ids + self.draft[: self.verified]
-        rows, guesses = self.kv.score_drafting(context, proposals, drafter, noise)
+        rows, guesses = yield from self.kv.score(context, proposals, noise)
         kept, following = self.rule.accept(rows, proposals)  # rows: [len(proposals) + 1, V]
         cost.draft_tokens, cost.accepted_tokens = len(proposals), kept
         diverged = kept < len(proposals)
@@ -96,7 +97,7 @@ class Session:
         block = None
         if guesses is not None and not diverged:
             block = self.lookahead_rule.propose(guesses)
-        self._regenerate(following, state, stale, stop, check, cost, block)
+        yield from self._regenerate(following, state, stale, stop, check, cost, block)
 
     def _regenerate(
         self,
@@ -107,7 +108,7 @@ class Session:
         check: Callable[[], None],
         cost: Cost,
         drafted: tuple[list[int], torch.Tensor | None] | None = None,
-    ) -> None:
+    ) -> Steps[None]:
         """Decode from the accepted prefix; each forward also checks proposed tokens.
 
         Proposals come from the stale draft's lookahead, or else from the block the drafter
@@ -125,13 +126,13 @@ class Session:
                 proposals, q, from_drafter = block, block_q, True
             noise = drafter.tail_for(len(proposals)) if drafter else 0
             check()
-            rows, guesses = self.kv.feed_drafting([token, *proposals], drafter, noise)
+            rows, guesses = yield from self.kv.feed([token, *proposals], noise)
             kept, token = self.lookahead_rule.accept(rows, proposals, q)
             if stale and not from_drafter:
                 stale.advance(kept, len(proposals))
             # the noisy tail guessed what follows all the proposals: useless after a rejection
             block, block_q = [], None
-            if noise and kept == len(proposals):
+            if guesses is not None and noise and kept == len(proposals):
                 block, block_q = self.lookahead_rule.propose(guesses)
             for proposal in proposals[:kept]:
                 if from_drafter:

@@ -1,23 +1,29 @@
-"""Turning a model name (pack, local folder or hub id) into a loaded model and tokenizer."""
+"""The torch runtime: a transformers model on the CPU or CUDA, one DynamicCache per sequence.
+
+It is the runtime of CUDA machines (bfloat16), of adapters being trained, of the parallel
+drafter (a gated LoRA inside the model), and of the tiny float64 models in the tests.
+"""
 
 from __future__ import annotations
 
-import os
+from collections.abc import Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import torch
-from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedTokenizerBase
+from transformers import AutoModelForCausalLM, DynamicCache, PreTrainedTokenizerBase
 
 from inference import packs
-from inference.errors import ModelFolderError, ModelNotFoundError
+from inference.errors import ModelFolderError
+from inference.runtimes import model_files
+from inference.runtimes.base import Feed, ForwardHook, Output, RuntimeInfo, eos_ids
+from inference.runtimes.device import resolve_device, resolve_dtype, set_threads
+from inference.runtimes.model_files import ModelFiles
 
 if TYPE_CHECKING:
+    from inference.config import EngineConfig
     from inference.drafter.drafter import Drafter, DrafterMode
-
-_WEIGHT_PATTERNS = ("*.safetensors", "*.bin", "*.safetensors.index.json", "*.bin.index.json")
-_TOKENIZER_FILES = ("tokenizer.json", "tokenizer.model", "vocab.json", "tokenizer_config.json")
 
 
 @dataclass
@@ -38,35 +44,20 @@ class LoadedModel:
         return int(getattr(config, "max_position_embeddings", None) or 2048)
 
 
-def resolve_model_path(name: str) -> str:
-    """A pack name becomes its installed folder; a folder is checked; anything else is a hub id."""
-    if name in packs.PACKS:
-        return str(packs.installed_path(name))
-    path = Path(name).expanduser()
-    if path.exists() or name.startswith((".", "/", "~")):
-        check_model_folder(path)
-        return str(path)
-    if name.count("/") == 1 and not os.environ.get("HF_HUB_OFFLINE"):
-        return name  # a hub id, for users who are online
-    known = ", ".join(packs.PACKS)
-    raise ModelNotFoundError(
-        f"model {name!r} is neither a model pack ({known}), a local folder, nor a hub id"
-    )
+def weights_source(files: ModelFiles) -> tuple[str, str | None]:
+    """Where from_pretrained reads weights: (folder or hub id, GGUF file name or None).
 
-
-def check_model_folder(path: Path) -> None:
-    """Raise ModelFolderError naming what a Hugging Face model folder lacks."""
-    if not path.is_dir():
-        raise ModelFolderError(f"model folder {path} does not exist or is not a folder")
-    missing = []
-    if not (path / "config.json").is_file():
-        missing.append("config.json")
-    if not any(any(path.glob(pattern)) for pattern in _WEIGHT_PATTERNS):
-        missing.append("weights (*.safetensors or *.bin)")
-    if not any((path / f).is_file() for f in _TOKENIZER_FILES):
-        missing.append("tokenizer files (tokenizer.json or tokenizer_config.json)")
-    if missing:
-        raise ModelFolderError(f"model folder {path} is missing: {', '.join(missing)}")
+    A pack gets its safetensors written from its GGUF the first time they are needed.
+    """
+    if files.pack is not None:
+        return str(packs.ensure_weights(files.pack, quiet=True)), None
+    if files.hub_id is not None:
+        return files.hub_id, None
+    if files.folder is not None and (files.has_weights or files.gguf is None):
+        model_files.check_model_folder(files.folder)
+        return str(files.folder), None
+    assert files.gguf is not None  # de-quantised in memory at every load
+    return str(files.gguf.parent), files.gguf.name
 
 
 def load_model(
@@ -85,11 +76,12 @@ def load_model(
     A `drafter` is put on top, unmerged, with its gate closed: the model's forwards stay
     exactly the base model's unless the engine opens the gate at noisy positions.
     """
-    source = resolve_model_path(name)
+    files = model_files.resolve(name)
+    source, gguf_file = weights_source(files)
+    tokenizer = model_files.load_tokenizer(files, trust_remote_code)
     try:
-        tokenizer = AutoTokenizer.from_pretrained(source, trust_remote_code=trust_remote_code)
         model: torch.nn.Module = AutoModelForCausalLM.from_pretrained(
-            source, dtype=dtype, trust_remote_code=trust_remote_code
+            source, gguf_file=gguf_file, dtype=dtype, trust_remote_code=trust_remote_code
         )
     except (OSError, ValueError, KeyError) as exc:
         raise ModelFolderError(f"could not load model {name!r} from {source}: {exc}") from exc
@@ -104,3 +96,98 @@ def load_model(
         model, parallel = load_drafter(model, drafter, name, block=drafter_block, mode=drafter_mode)
     model = model.to(device).eval()  # type: ignore[arg-type]
     return LoadedModel(name, model, tokenizer, device, dtype, parallel)
+
+
+class TorchSequence:
+    """One sequence's DynamicCache."""
+
+    def __init__(self) -> None:
+        self.cache = DynamicCache()
+        self.length = 0
+
+    def truncate(self, length: int) -> None:
+        """Keep the first `length` cached tokens."""
+        if length >= self.length:
+            return
+        if length == 0:
+            self.cache = DynamicCache()
+        else:
+            self.cache.crop(-(self.length - length))  # transformers 5: negative = drop
+        self.length = length
+
+    def close(self) -> None:
+        """Drop the cache."""
+        self.truncate(0)
+
+
+class TorchRuntime:
+    """A LoadedModel behind the runtime seam; forwards run one sequence at a time."""
+
+    def __init__(self, loaded: LoadedModel, eos: frozenset[int]):
+        self.loaded = loaded
+        self.name = loaded.name
+        self.tokenizer = loaded.tokenizer
+        self.context_length = loaded.context_length
+        self.eos_ids = eos
+        self.drafter = loaded.drafter
+        self.batch_limit = 1  # each sequence has its own DynamicCache: one forward each
+        self.on_forward: ForwardHook = lambda tokens: None
+        self.info = RuntimeInfo(
+            kind="torch",
+            device=str(loaded.device),
+            dtype=str(loaded.dtype).removeprefix("torch."),
+            threads=torch.get_num_threads(),
+            version=torch.__version__,
+        )
+
+    @classmethod
+    def load(cls, config: EngineConfig) -> TorchRuntime:
+        """Load the configured model on the configured device in the configured dtype."""
+        set_threads(config.threads)
+        device = resolve_device(config.device)
+        loaded = load_model(
+            config.model,
+            device,
+            resolve_dtype(device, config.dtype),
+            trust_remote_code=config.trust_remote_code,
+            adapter=config.adapter,
+            drafter=config.drafter,
+            drafter_block=config.drafter_block,
+            drafter_mode=config.drafter_mode,
+        )
+        generation = getattr(loaded.model, "generation_config", None)
+        return cls(loaded, eos_ids(loaded.tokenizer, getattr(generation, "eos_token_id", None)))
+
+    def open_sequence(self) -> TorchSequence:
+        """A new, empty DynamicCache."""
+        return TorchSequence()
+
+    def forward(self, feeds: Sequence[Feed]) -> list[Output]:
+        """One model forward per feed."""
+        return [self._forward(feed) for feed in feeds]
+
+    def close(self) -> None:
+        """Nothing to free beyond what garbage collection frees."""
+
+    def _forward(self, feed: Feed) -> Output:
+        sequence = feed.sequence
+        assert isinstance(sequence, TorchSequence)
+        drafter = self.drafter if feed.noise else None
+        n = len(feed.tokens)
+        ids = feed.tokens + ([drafter.noise_id] * feed.noise if drafter else [])
+        device = self.loaded.device
+        input_ids = torch.tensor([ids], dtype=torch.long, device=device)  # [1, n + noise]
+        gate = torch.zeros((1, len(ids)), dtype=torch.bool, device=device)  # [1, n + noise]
+        gate[0, n:] = True
+        wanted = len(ids) - feed.first_row  # the lm_head runs over these last rows only
+        with torch.inference_mode(), drafter.gate.open_at(gate) if drafter else nullcontext():
+            out = self.loaded.model(
+                input_ids=input_ids, cache=sequence.cache, use_cache=True, logits_to_keep=wanted
+            )
+        self.on_forward(len(ids))
+        logits = out.logits[0].float()  # [n - first_row + noise, V]
+        if len(ids) > n:  # the noisy keys and values were computed with the LoRA: drop them
+            sequence.cache.crop(-(len(ids) - n))
+        sequence.length += n
+        clean = n - feed.first_row
+        return Output(logits[:clean], logits[clean:] if drafter else None)

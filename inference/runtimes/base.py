@@ -1,0 +1,113 @@
+"""The runtime seam: what the streaming algorithm needs from whatever runs the model.
+
+A runtime loads one model and its tokenizer, keeps a cache per open sequence, and runs
+forwards: each `Feed` appends tokens to one sequence's cache and asks for the logits of its
+last rows. Several feeds in one `forward` call may share one batched forward (llama.cpp);
+a runtime that cannot batch runs them one after another. Logits come back as float32 torch
+tensors, so the acceptance rules work on any runtime (`torch.from_numpy` costs no copy).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    import torch
+    from transformers import PreTrainedTokenizerBase
+
+    from inference.drafter.drafter import Drafter
+
+ForwardHook = Callable[[int], None]  # called with the token count of every forward
+
+
+class RuntimeSequence(Protocol):
+    """One sequence's cache inside a runtime."""
+
+    @property
+    def length(self) -> int:
+        """Tokens in the cache; it drops to 0 when the runtime evicts the sequence."""
+        ...
+
+    def truncate(self, length: int) -> None:
+        """Keep the first `length` cached tokens."""
+        ...
+
+    def close(self) -> None:
+        """Free the cache; the sequence is not used again."""
+        ...
+
+
+@dataclass
+class Feed:
+    """One sequence's part of a forward: tokens appended to its cache, logits of its last rows.
+
+    `first_row` is the first of `tokens` whose logits are wanted (the rest are only cached).
+    `noise` positions, drafted through a parallel drafter's gate, follow the tokens and leave
+    the cache again (runtimes without a drafter take none).
+    """
+
+    sequence: RuntimeSequence
+    tokens: list[int]
+    first_row: int = 0
+    noise: int = 0
+
+
+@dataclass
+class Output:
+    """Logits of one feed: `rows` [len(tokens) - first_row, V], `noise_rows` [noise, V]."""
+
+    rows: torch.Tensor
+    noise_rows: torch.Tensor | None = None
+
+
+@dataclass(frozen=True)
+class RuntimeInfo:
+    """What a runtime is, for people and for results files."""
+
+    kind: str  # "torch" or "llamacpp"
+    device: str
+    dtype: str  # torch dtype, or the GGUF's weight type for llama.cpp
+    threads: int
+    version: str  # the runtime library's version
+    extra: dict[str, object] = field(default_factory=dict)
+
+
+class Runtime(Protocol):
+    """A loaded model behind the seam."""
+
+    name: str  # the model as the user named it
+    tokenizer: PreTrainedTokenizerBase
+    context_length: int  # the longest sequence (prompt + answer) one session may hold
+    eos_ids: frozenset[int]
+    drafter: Drafter | None  # a parallel drafter inside the model (torch only)
+    batch_limit: int  # sequences one forward can serve together (1: feeds run one by one)
+    info: RuntimeInfo
+    on_forward: ForwardHook
+
+    def open_sequence(self) -> RuntimeSequence:
+        """A new, empty sequence."""
+        ...
+
+    def forward(self, feeds: Sequence[Feed]) -> list[Output]:
+        """Run `feeds` (one per sequence at most), in as few forwards as the runtime can."""
+        ...
+
+    def close(self) -> None:
+        """Free the model; the runtime is not used again."""
+        ...
+
+
+def eos_ids(
+    tokenizer: PreTrainedTokenizerBase, configured: int | Sequence[int] | None
+) -> frozenset[int]:
+    """The tokenizer's EOS and the generation config's EOS ids, as one set."""
+    ids: set[int] = set()
+    if tokenizer.eos_token_id is not None:
+        ids.add(int(tokenizer.eos_token_id))
+    if isinstance(configured, int):
+        ids.add(configured)
+    elif configured:
+        ids.update(int(i) for i in configured)
+    return frozenset(ids)

@@ -1,0 +1,346 @@
+"""The llama.cpp runtime: a GGUF file in one llama.cpp context, a sequence id per session.
+
+Through llama-cpp-python's low-level API (`llama_decode` over a `llama_batch`). The context's
+KV cache is unified: its `context_size` cells are shared by all sequences, and a batch fed at
+once gives the argmaxes a token-by-token decode gives (with it split per sequence, 1 in 40
+differed here). Sequence ids are handed out on first use; when they run out, or the cells do,
+the least recently used idle sequence is evicted: its cache is dropped and the engine encodes
+its tokens again when it comes back. Logits are computed only for the rows a feed asks for
+(the lm_head over all 150 rows of a verify pass was about 30% of it on a 2-core CPU).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import itertools
+import os
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import torch
+
+from inference.errors import ConfigError, ContextOverflowError, ModelFolderError, RuntimeFailure
+from inference.runtimes import model_files
+from inference.runtimes.base import Feed, ForwardHook, Output, RuntimeInfo, eos_ids
+from inference.runtimes.model_files import ModelFiles
+
+if TYPE_CHECKING:
+    from inference.config import EngineConfig
+    from inference.drafter.drafter import Drafter
+
+_NO_SLOT = 1  # llama_decode: no KV cells for the batch; the cache is as it was before the call
+_LOG_LINES: deque[str] = deque(maxlen=40)
+_state: dict[str, Any] = {}  # the library, its log callback (kept alive) and backend init
+
+
+def library() -> Any:
+    """llama_cpp's low-level module, initialised once with its log kept for error messages."""
+    if "lib" in _state:
+        return _state["lib"]
+    try:
+        import llama_cpp
+    except ImportError as exc:  # also a build whose shared library does not load
+        raise ConfigError(
+            "the llama.cpp runtime needs llama-cpp-python (see README: `make venv` builds it); "
+            f"or set runtime to 'torch' ({exc})"
+        ) from exc
+
+    @llama_cpp.llama_log_callback  # type: ignore[misc]
+    def keep(level: int, text: bytes, data: ctypes.c_void_p) -> None:
+        _LOG_LINES.append(text.decode("utf-8", errors="replace"))
+
+    llama_cpp.llama_log_set(keep, ctypes.c_void_p(0))
+    llama_cpp.llama_backend_init()
+    _state.update(lib=llama_cpp, log=keep)
+    return llama_cpp
+
+
+def last_log(lines: int = 3) -> str:
+    """The last non-empty lines llama.cpp logged, for error messages."""
+    kept = [line.strip() for line in _LOG_LINES if line.strip()]
+    return " | ".join(kept[-lines:])
+
+
+def default_threads() -> int:
+    """All cores but one (at least one): a thread waiting for a busy core stalls a forward."""
+    return max(1, (os.cpu_count() or 2) - 1)
+
+
+class LlamaSequence:
+    """One session's sequence id in the context (None until first fed, or once evicted)."""
+
+    def __init__(self, runtime: LlamaCppRuntime):
+        self.runtime = runtime
+        self.seq_id: int | None = None
+        self.length = 0
+        self.used = 0  # the runtime's clock at its last forward: least recently used goes first
+
+    def truncate(self, length: int) -> None:
+        """Keep the first `length` cached tokens."""
+        self.runtime.truncate(self, length)
+
+    def close(self) -> None:
+        """Free the sequence id and its cells."""
+        self.runtime.release(self)
+
+
+@dataclass
+class _Part:
+    """One sequence's tokens in one llama_decode call; logits wanted from `first_row` on."""
+
+    sequence: LlamaSequence
+    tokens: list[int]
+    first_row: int
+
+
+class LlamaCppRuntime:
+    """A GGUF model in one llama.cpp context behind the runtime seam."""
+
+    def __init__(self, config: EngineConfig, files: ModelFiles):
+        assert files.gguf is not None
+        self.lib = lib = library()
+        self.name = config.model
+        self.tokenizer = model_files.load_tokenizer(files)
+        self.threads = config.threads or default_threads()
+        self.offload = False  # set by _load_model: layers on a GPU
+        self.model = self._load_model(files.gguf, config.device)
+        self.vocab_size = int(lib.llama_vocab_n_tokens(lib.llama_model_get_vocab(self.model)))
+        self._check_vocabulary()
+        self.batch_size = config.batch_size
+        self.sequences = config.sequences
+        self.context = self._new_context(config.context_size)
+        self.batch_size = int(lib.llama_n_batch(self.context))  # llama.cpp caps it at the context
+        self.memory = lib.llama_get_memory(self.context)
+        self.batch = lib.llama_batch_init(self.batch_size, 0, 1)
+        train = int(lib.llama_model_n_ctx_train(self.model))
+        self.context_length = min(train, int(lib.llama_n_ctx(self.context)))
+        self.eos_ids = eos_ids(self.tokenizer, model_files.configured_eos(files))
+        self.drafter: Drafter | None = None  # the parallel drafter is torch-only
+        self.batch_limit = self.sequences
+        self.on_forward: ForwardHook = lambda tokens: None
+        self.info = RuntimeInfo(
+            kind="llamacpp",
+            device="gpu" if self.offload else "cpu",
+            dtype=self._describe(),
+            threads=self.threads,
+            version=str(getattr(lib, "__version__", "?")),
+            extra={"context_size": config.context_size, "batch_size": self.batch_size,
+                   "sequences": self.sequences, "gguf": str(files.gguf)},  # fmt: skip
+        )
+        self._free = list(range(self.sequences))
+        self._held: dict[int, LlamaSequence] = {}
+        self._clock = itertools.count(1)
+
+    # -- the seam -------------------------------------------------------------------------------
+
+    def open_sequence(self) -> LlamaSequence:
+        """A new, empty sequence (it takes an id when it is first fed)."""
+        return LlamaSequence(self)
+
+    def forward(self, feeds: Sequence[Feed]) -> list[Output]:
+        """As few llama_decode calls as the batch size and the sequence ids allow."""
+        outputs: dict[int, list[np.ndarray]] = {i: [] for i in range(len(feeds))}
+        for group in self._groups(feeds):
+            parts = [_Part(self._sequence(f), f.tokens, f.first_row) for _, f in group]
+            for (index, _), rows in zip(group, self._decode_fitting(parts), strict=True):
+                outputs[index].append(rows)
+        self.on_forward(sum(len(f.tokens) for f in feeds))
+        return [Output(torch.from_numpy(np.concatenate(outputs[i]))) for i in range(len(feeds))]
+
+    def truncate(self, sequence: LlamaSequence, length: int) -> None:
+        """Drop the sequence's cells from position `length` on."""
+        if length >= sequence.length:
+            return
+        if sequence.seq_id is not None:
+            self.lib.llama_memory_seq_rm(self.memory, sequence.seq_id, length, -1)
+        sequence.length = length
+
+    def release(self, sequence: LlamaSequence) -> None:
+        """Free a sequence's id and cells."""
+        self._evict(sequence)
+
+    def close(self) -> None:
+        """Free the batch, the context and the model."""
+        lib = self.lib
+        if self.context is not None:
+            lib.llama_batch_free(self.batch)
+            lib.llama_free(self.context)
+            lib.llama_model_free(self.model)
+            self.context = None
+
+    # -- batches --------------------------------------------------------------------------------
+
+    def _groups(self, feeds: Sequence[Feed]) -> list[list[tuple[int, Feed]]]:
+        """Feeds split into decode calls: at most `batch_size` tokens and `sequences` ids each.
+
+        A feed longer than the batch goes alone, in chunks of it.
+        """
+        groups: list[list[tuple[int, Feed]]] = []
+        current: list[tuple[int, Feed]] = []
+        tokens = 0
+        for index, feed in enumerate(feeds):
+            if feed.noise:
+                raise ConfigError("the parallel drafter runs on the torch runtime only")
+            n = len(feed.tokens)
+            if current and (tokens + n > self.batch_size or len(current) == self.sequences):
+                groups.append(current)
+                current, tokens = [], 0
+            current.append((index, feed))
+            tokens += n
+        if current:
+            groups.append(current)
+        return [chunk for group in groups for chunk in self._chunked(group)]
+
+    def _chunked(self, group: list[tuple[int, Feed]]) -> list[list[tuple[int, Feed]]]:
+        if len(group) > 1 or len(group[0][1].tokens) <= self.batch_size:
+            return [group]
+        index, feed = group[0]
+        chunks = []
+        for start in range(0, len(feed.tokens), self.batch_size):
+            tokens = feed.tokens[start : start + self.batch_size]
+            first = min(max(feed.first_row - start, 0), len(tokens))
+            chunks.append([(index, Feed(feed.sequence, tokens, first))])
+        return chunks
+
+    def _sequence(self, feed: Feed) -> LlamaSequence:
+        sequence = feed.sequence
+        assert isinstance(sequence, LlamaSequence) and sequence.runtime is self
+        return sequence
+
+    def _decode_fitting(self, parts: list[_Part]) -> list[np.ndarray]:
+        """Decode, evicting idle sequences for cells; halve the batch when that is not enough."""
+        while True:
+            try:
+                return self._decode(parts)
+            except _NoSlot:
+                if self._evict_idle({id(p.sequence) for p in parts}):
+                    continue
+                if len(parts) > 1:
+                    half = len(parts) // 2
+                    return self._decode_fitting(parts[:half]) + self._decode_fitting(parts[half:])
+                raise ContextOverflowError(
+                    f"the llama.cpp context of {self.context_length} tokens has no room for "
+                    f"{len(parts[0].tokens)} more tokens of one session; raise context_size"
+                ) from None
+
+    def _decode(self, parts: list[_Part]) -> list[np.ndarray]:
+        """One llama_decode over all parts; the wanted logits rows of each, in order."""
+        protected = {id(p.sequence) for p in parts}
+        for part in parts:
+            self._assign(part.sequence, protected)
+        batch, n = self.batch, 0
+        for part in parts:
+            sequence = part.sequence
+            for i, token in enumerate(part.tokens):
+                batch.token[n] = token
+                batch.pos[n] = sequence.length + i
+                batch.n_seq_id[n] = 1
+                batch.seq_id[n][0] = sequence.seq_id
+                batch.logits[n] = i >= part.first_row
+                n += 1
+        batch.n_tokens = n
+        status = self.lib.llama_decode(self.context, batch)
+        if status == _NO_SLOT:
+            raise _NoSlot
+        if status != 0:
+            for part in parts:  # a failed call can leave some of its cells behind
+                sequence = part.sequence
+                self.lib.llama_memory_seq_rm(self.memory, sequence.seq_id, sequence.length, -1)
+            raise RuntimeFailure(f"llama_decode failed with status {status}: {last_log()}")
+        wanted = sum(len(p.tokens) - p.first_row for p in parts)
+        logits = np.zeros((0, self.vocab_size), dtype=np.float32)
+        if wanted:  # [wanted, V], valid until the next decode: copied out below
+            pointer = self.lib.llama_get_logits(self.context)
+            logits = np.ctypeslib.as_array(pointer, shape=(wanted, self.vocab_size))
+        rows, at, now = [], 0, next(self._clock)
+        for part in parts:
+            count = len(part.tokens) - part.first_row
+            rows.append(logits[at : at + count].copy())
+            at += count
+            part.sequence.length += len(part.tokens)
+            part.sequence.used = now
+        return rows
+
+    # -- sequence ids -----------------------------------------------------------------------------
+
+    def _assign(self, sequence: LlamaSequence, protected: set[int]) -> None:
+        if sequence.seq_id is not None:
+            return
+        if not self._free:
+            idle = [s for s in self._held.values() if id(s) not in protected]
+            self._evict(min(idle, key=lambda s: s.used))
+        sequence.seq_id = self._free.pop()
+        self._held[sequence.seq_id] = sequence
+
+    def _evict_idle(self, protected: set[int]) -> bool:
+        """Evict the least recently used sequence outside `protected` that holds cells."""
+        idle = [s for s in self._held.values() if id(s) not in protected and s.length]
+        if not idle:
+            return False
+        self._evict(min(idle, key=lambda s: s.used))
+        return True
+
+    def _evict(self, sequence: LlamaSequence) -> None:
+        if sequence.seq_id is not None:
+            self.lib.llama_memory_seq_rm(self.memory, sequence.seq_id, -1, -1)
+            del self._held[sequence.seq_id]
+            self._free.append(sequence.seq_id)
+        sequence.seq_id, sequence.length = None, 0
+
+    # -- loading ----------------------------------------------------------------------------------
+
+    def _load_model(self, path: Any, device: str) -> Any:
+        lib = self.lib
+        params = lib.llama_model_default_params()
+        offload = bool(lib.llama_supports_gpu_offload())
+        if device == "cuda" and not offload:
+            raise ConfigError(
+                "device 'cuda' was asked for, but this llama-cpp-python build runs on the CPU "
+                "only; use runtime 'torch' for CUDA, or a CUDA build of llama-cpp-python"
+            )
+        self.offload = offload and device != "cpu"
+        params.n_gpu_layers = -1 if self.offload else 0
+        model = lib.llama_model_load_from_file(str(path).encode(), params)
+        if not model:
+            raise ModelFolderError(
+                f"llama.cpp could not load {path} (truncated, or a model it does not support): "
+                f"{last_log()}"
+            )
+        return model
+
+    def _new_context(self, size: int) -> Any:
+        lib = self.lib
+        params = lib.llama_context_default_params()
+        params.n_ctx = size
+        params.n_batch = params.n_ubatch = self.batch_size
+        params.n_seq_max = self.sequences
+        params.n_threads = params.n_threads_batch = self.threads
+        params.kv_unified = True  # see the module docstring; flash attention stays on `auto`
+        params.no_perf = True
+        context = lib.llama_init_from_model(self.model, params)
+        if not context:
+            lib.llama_model_free(self.model)
+            raise ConfigError(
+                f"llama.cpp could not create a context of {size} tokens: {last_log()}"
+            )
+        return context
+
+    def _check_vocabulary(self) -> None:
+        """The tokenizer must not produce ids the model has no row for."""
+        if len(self.tokenizer) > self.vocab_size:
+            raise ModelFolderError(
+                f"the tokenizer of {self.name!r} has {len(self.tokenizer)} tokens but the GGUF "
+                f"model only {self.vocab_size}: they do not belong together"
+            )
+
+    def _describe(self) -> str:
+        buffer = ctypes.create_string_buffer(256)
+        self.lib.llama_model_desc(self.model, buffer, len(buffer))
+        return buffer.value.decode("utf-8", errors="replace")
+
+
+class _NoSlot(Exception):  # noqa: N818 - internal signal, caught in _decode_fitting
+    """llama_decode found no KV cells for the batch."""
