@@ -5,6 +5,8 @@ coalesced: each document has at most one pending draft, the newest; a newer one 
 (the older is counted as dropped) and supersedes the document's running work, which stops at
 its next forward and leaves the engine session consistent, so the next job resumes from it.
 A trigger on one document also preempts drafting of another and queues that draft again.
+When the engine batches sessions (llama.cpp), the pending drafts of several documents run
+together, one batched forward per step (`Engine.update_many`).
 
 Every job carries a ticket from one counter; the engine's `supersede(doc, ticket)` makes
 work with an older ticket stop. Results cross back with `loop.call_soon_threadsafe`.
@@ -14,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import itertools
 import threading
 from collections import Counter, deque
@@ -29,6 +30,7 @@ from lsp_server.errors import NotReadyError, WorkerStoppedError
 
 if TYPE_CHECKING:
     from inference.engine import Engine
+    from inference.runtimes.base import RuntimeInfo
 
 JobKind = Literal["load", "draft", "finalize", "plain", "close", "stop"]
 EventStatus = Literal["regenerating", "accepted", "verified", "failed"]
@@ -83,7 +85,7 @@ class Worker:
         self._cond = threading.Condition()
         self._urgent: deque[_Job] = deque()
         self._drafts: dict[str, _Job] = {}  # newest pending draft per document, oldest first
-        self._running: _Job | None = None
+        self._running: list[_Job] = []  # one urgent job, or the drafts running together
         self._tickets = itertools.count(1)
         self._counts: Counter[str] = Counter()
         self._loading = 0
@@ -106,6 +108,11 @@ class Worker:
         entry = self._verified.get(doc)
         return entry[1] if entry is not None and entry[0] == request else None
 
+    def runtime(self) -> RuntimeInfo | None:
+        """What runs the loaded model (kind, device, threads), or None before a model loads."""
+        engine = self._engine
+        return engine.runtime.info if engine is not None else None
+
     def forwards(self) -> dict[str, int]:
         """Model forwards so far by phase (drafting, residual, baseline)."""
         engine = self._engine
@@ -116,8 +123,8 @@ class Worker:
         keys = ("submitted", "processed", "superseded", "dropped", "failed")
         with self._cond:
             counts = {key: self._counts[key] for key in keys}
-            running = self._running is not None and self._running.kind == "draft"
-            counts["pending"] = len(self._drafts) + int(running)
+            running = sum(job.kind == "draft" for job in self._running)
+            counts["pending"] = len(self._drafts) + running
         return counts
 
     # -- jobs ---------------------------------------------------------------------------------
@@ -182,8 +189,9 @@ class Worker:
         with self._cond:
             self._counts["dropped"] += len(self._drafts)
             self._drafts.clear()
-            if self._running is not None and self._running.kind == "draft":
-                self._supersede(self._running.doc, next(self._tickets))
+            for job in self._running:
+                if job.kind == "draft":
+                    self._supersede(job.doc, next(self._tickets))
 
     def stop(self) -> None:
         """Stop the thread after the current forward; waiting callers get WorkerStoppedError."""
@@ -193,8 +201,9 @@ class Worker:
                     self._settle(job.future, error=WorkerStoppedError("the server is stopping"))
             self._urgent.clear()
             self._drafts.clear()
-            if self._running is not None and self._running.doc:
-                self._supersede(self._running.doc, next(self._tickets))
+            for job in self._running:
+                if job.doc:
+                    self._supersede(job.doc, next(self._tickets))
             self._urgent.appendleft(_Job("stop", 0))
             self._cond.notify()
 
@@ -211,18 +220,18 @@ class Worker:
             self._engine.supersede(doc, ticket, soft=soft)
 
     def _preempt_drafting(self, keep: str | None) -> None:
-        """Stop another document's running draft at its next forward and queue it again."""
-        running = self._running
-        if running is None or running.kind != "draft" or running.doc == keep:
-            return
-        ticket = next(self._tickets)
-        pending = self._drafts.get(running.doc)
-        if pending is not None:
-            pending.ticket = ticket
-        else:
-            self._drafts[running.doc] = replace(running, ticket=ticket)
-            self._counts["submitted"] += 1
-        self._supersede(running.doc, ticket)
+        """Stop other documents' running drafts at their next forward and queue them again."""
+        for running in self._running:
+            if running.kind != "draft" or running.doc == keep:
+                continue
+            ticket = next(self._tickets)
+            pending = self._drafts.get(running.doc)
+            if pending is not None:
+                pending.ticket = ticket
+            else:
+                self._drafts[running.doc] = replace(running, ticket=ticket)
+                self._counts["submitted"] += 1
+            self._supersede(running.doc, ticket)
 
     def _abandoned(self, job: _Job, resume: bool) -> None:
         """A caller stopped waiting (request cancelled): stop the job, maybe keep it as a draft."""
@@ -230,7 +239,7 @@ class Worker:
             queued = any(j is job for j in self._urgent)
             if queued:
                 self._urgent.remove(job)
-            elif self._running is not job:
+            elif not any(j is job for j in self._running):
                 return
             ticket = next(self._tickets)
             if resume and job.request is not None and job.doc not in self._drafts:
@@ -245,34 +254,74 @@ class Worker:
 
     def _run(self) -> None:
         while True:
-            job = self._next()
-            if job.kind == "stop":
+            jobs = self._next()
+            if jobs[0].kind == "stop":
                 return
-            finish: Callable[[], None]
+            outcomes: list[Any]
             try:
-                result = self._do(job)
-            except Superseded as exc:
-                finish = functools.partial(self._superseded, job, exc)
+                outcomes = self._do_drafts(jobs) if len(jobs) > 1 else [self._do(jobs[0])]
             except Exception as exc:  # noqa: BLE001 - thread boundary: the error goes to the caller
-                finish = functools.partial(self._failed, job, exc)
-            else:
-                finish = functools.partial(self._done, job, result)
-            with self._cond:  # before the caller hears of it, so stats never see it running
-                self._running = None
-            finish()
+                outcomes = [exc] * len(jobs)
+            with self._cond:  # before the callers hear of it, so stats never see them running
+                self._running = []
+            for job, outcome in zip(jobs, outcomes, strict=True):
+                self._finish(job, outcome)
 
-    def _next(self) -> _Job:
+    def _finish(self, job: _Job, outcome: Any) -> None:
+        if isinstance(outcome, Superseded):
+            self._superseded(job, outcome)
+        elif isinstance(outcome, Exception):
+            self._failed(job, outcome)
+        else:
+            self._done(job, outcome)
+
+    def _next(self) -> list[_Job]:
+        """The next urgent job alone, or the next draft with those that may run beside it."""
         with self._cond:
             while not self._urgent and not self._drafts:
                 self._cond.wait()
             if self._urgent:
-                job = self._urgent.popleft()
+                jobs = [self._urgent.popleft()]
             else:
-                job = self._drafts.pop(next(iter(self._drafts)))
-            self._running = job
-            return job
+                jobs = [self._drafts.pop(next(iter(self._drafts)))]
+                while self._drafts and len(jobs) < self._batch_limit():
+                    jobs.append(self._drafts.pop(next(iter(self._drafts))))
+            self._running = jobs
+            return jobs
+
+    def _batch_limit(self) -> int:
+        """How many documents' drafts run together: 1 unless the engine batches sessions."""
+        engine = self._engine
+        return engine.batch_limit if engine is not None else 1
 
     def _do(self, job: _Job) -> Any:
+        """Run one job: its result, or the exception it ended with."""
+        try:
+            return self._do_one(job)
+        except Exception as exc:  # noqa: BLE001 - thread boundary: the error goes to the caller
+            return exc
+
+    def _do_drafts(self, jobs: list[_Job]) -> list[Any]:
+        """Several documents' drafts in lockstep: each its completion or its exception."""
+        from inference.engine.engine import Update
+
+        engine = self._engine
+        assert engine is not None
+        updates = []
+        for job in jobs:
+            assert job.request is not None
+            self._open_session(engine, job.doc)
+            if not engine.is_verified(job.doc, job.request):
+                self._emit(DraftEvent(job.doc, job.tag, "regenerating"))
+            updates.append(Update(job.doc, job.request, job.ticket, job.min_forwards))
+        return list(engine.update_many(updates))
+
+    def _open_session(self, engine: Engine, doc: str) -> None:
+        if doc not in self._open:
+            engine.open(doc)
+            self._open.add(doc)
+
+    def _do_one(self, job: _Job) -> Any:
         if job.kind == "load":
             assert job.config is not None
             return self._load(job.config)
@@ -286,9 +335,7 @@ class Worker:
         assert job.request is not None
         if job.kind == "plain":
             return engine.generate(job.request)
-        if job.doc not in self._open:
-            engine.open(job.doc)
-            self._open.add(job.doc)
+        self._open_session(engine, job.doc)
         if job.kind == "finalize":
             return engine.finalize(job.doc, job.request, job.ticket)
         if not engine.is_verified(job.doc, job.request):

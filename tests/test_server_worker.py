@@ -14,6 +14,7 @@ import pytest
 
 from inference.api import Completion, Cost, ForwardCounter, Request
 from inference.config import EngineConfig
+from inference.engine.engine import Update
 from inference.errors import ContextOverflowError, ModelNotFoundError, Superseded
 from lsp_server.worker import DraftEvent, Worker
 
@@ -25,8 +26,10 @@ class GatedEngine:
 
     def __init__(self, config: EngineConfig):
         self.config = config
+        self.batch_limit = 2 if config.model == "batching" else 1
         self.counter = ForwardCounter()
         self.calls: list[tuple[str, str, str]] = []  # (kind, session, request text)
+        self.batches: list[list[str]] = []  # sessions of each update_many
         self.gate = threading.Event()
         self.gate.set()
         self.waiting = threading.Event()  # set while a forward waits on the gate
@@ -51,6 +54,17 @@ class GatedEngine:
         self, sid: str, request: Request, version: int = 0, min_forwards: int = 0
     ) -> Completion:
         return self._sync("update", sid, request, version, "drafting", min_forwards)
+
+    def update_many(self, updates: list[Update]) -> list[Completion | Exception]:
+        """Runs the updates one after another (the scheduling is what is under test)."""
+        self.batches.append([u.session_id for u in updates])
+        results: list[Completion | Exception] = []
+        for u in updates:
+            try:
+                results.append(self.update(u.session_id, u.request, u.version, u.min_forwards))
+            except (Superseded, ContextOverflowError) as exc:
+                results.append(exc)
+        return results
 
     def finalize(self, sid: str, request: Request, version: int = 0) -> Completion:
         return self._sync("finalize", sid, request, version, "residual")
@@ -264,3 +278,21 @@ async def test_a_trigger_stops_a_draft_at_once_whatever_its_minimum(harness):
 
     assert (await answer).text == "V2"
     assert harness.engine.counter.by_phase["drafting"] == 1  # the forward under way, no more
+
+
+async def test_an_engine_that_batches_runs_several_documents_drafts_together(harness):
+    await harness.worker.load(EngineConfig(model="batching"))
+    harness.engine.gate.clear()
+    harness.worker.draft("a", request("a1"), 1)
+    await harness.wait_in_forward()  # a runs alone: nothing else was pending
+    harness.worker.draft("b", request("b1"), 1)
+    harness.worker.draft("c", request("c1"), 1)
+    harness.engine.fail_on = "c1"
+    harness.engine.gate.set()
+
+    assert (await harness.event("b", "verified", 1)).completion.text == "B1"
+    assert isinstance((await harness.event("c", "failed", 1)).error, ContextOverflowError)
+    assert harness.engine.batches == [["b", "c"]]  # a ran alone, then b and c together
+    assert harness.worker.stats() == {
+        "submitted": 3, "processed": 2, "superseded": 0, "dropped": 0, "failed": 1, "pending": 0,
+    }
