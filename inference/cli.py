@@ -76,7 +76,16 @@ def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     parser.add_argument("--max-tokens", type=int, default=256)
     parser.add_argument("--prompt-format", default="auto", choices=["auto", "raw", "fim", "chat"])
-    parser.add_argument("--lookahead", type=int, default=8, help="stale-draft tokens per forward")
+    parser.add_argument(
+        "--lookahead", type=int, default=None,
+        help="stale-draft tokens per forward (default: the runtime's; 8 on torch, 0 on a CPU "
+        "llama.cpp)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--verify-chunk", type=int, default=None,
+        help="first chunk of a verify pass, doubling, stopping at a rejection; 0: one pass "
+        "(default: the runtime's; 0 on torch, 8 on a CPU llama.cpp)",
+    )  # fmt: skip
 
 
 def engine_config_from(args: argparse.Namespace) -> dict:
@@ -99,6 +108,7 @@ def engine_config_from(args: argparse.Namespace) -> dict:
         "max_tokens": args.max_tokens,
         "prompt_format": args.prompt_format,
         "lookahead": args.lookahead,
+        "verify_chunk": args.verify_chunk,
         "drafter": args.drafter,
         "drafter_mode": args.drafter_mode,
         "drafter_block": args.drafter_block,

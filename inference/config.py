@@ -44,7 +44,8 @@ class EngineConfig(BaseModel):
     stop_strings: tuple[str, ...] = ()
     prompt_format: PromptFormat = "auto"
     system_prompt: str | None = None
-    lookahead: int = Field(default=8, ge=0, le=64)
+    lookahead: int | None = Field(default=None, ge=0, le=64)  # None: the runtime's hint
+    verify_chunk: int | None = Field(default=None, ge=0, le=4096)  # None: the runtime's hint
 
 
 def validate_engine_config(values: dict) -> EngineConfig:

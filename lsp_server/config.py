@@ -92,7 +92,14 @@ class Settings(BaseModel):
     )
     system_prompt: str | None = _engine("system_prompt", "System prompt for the chat format.")
     stop_strings: tuple[str, ...] = _engine("stop_strings", "Extra strings that end an answer.")
-    lookahead: int = _engine("lookahead", "Stale-draft tokens proposed per forward (0: off).")
+    lookahead: int | None = _engine(
+        "lookahead", "Stale-draft tokens proposed per forward (0: off; null: the runtime's)."
+    )
+    verify_chunk: int | None = _engine(
+        "verify_chunk",
+        "First chunk of a verify pass, doubling, stopping at a rejection (0: one pass; "
+        "null: the runtime's).",
+    )
 
     drafting: bool = Field(
         default=True, description="Keep a draft current while the spec is typed."

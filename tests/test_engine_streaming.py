@@ -32,7 +32,7 @@ class Backend:
 
     def engine(self, **overrides) -> Engine:
         settings = {"model": str(self.model_dir), "runtime": self.runtime, "threads": 1,
-                    "max_tokens": BUDGET, "lookahead": 0}  # fmt: skip
+                    "max_tokens": BUDGET, "lookahead": 0, "verify_chunk": 0}  # fmt: skip
         if self.runtime == "torch":
             settings["dtype"] = "float64"
         settings.update(overrides)
@@ -124,6 +124,44 @@ def test_partly_right_draft_regenerates_only_the_rest(engine, greedy, diverge_at
     assert completion.cost.accepted_tokens == diverge_at
     # verify pass (it also yields the corrected token), then one forward per remaining token
     assert completion.cost.forwards == 1 + (BUDGET - 1 - diverge_at)
+
+
+@pytest.mark.parametrize(("diverge_at", "chunks"), [(0, 1), (3, 1), (4, 2), (17, 3), (None, 3)])
+def test_a_chunked_verify_stops_at_the_chunk_with_the_first_rejection(
+    backend, greedy, diverge_at, chunks
+):
+    """Chunks of 4, 8, 16 tokens: a rejection at j costs the chunks up to j and no more."""
+    engine = backend.engine(verify_chunk=4)
+    draft = list(greedy)
+    if diverge_at is not None:
+        draft[diverge_at] = (greedy[diverge_at] + 1) % len(engine.runtime.tokenizer)
+    seed_draft(engine, "chunked", draft)
+    completion = engine.finalize("chunked", NEW)
+    assert completion.token_ids == greedy
+    kept = BUDGET if diverge_at is None else diverge_at
+    assert completion.cost.accepted_tokens == kept
+    regenerated = 0 if diverge_at is None else BUDGET - 1 - diverge_at
+    assert completion.cost.forwards == chunks + regenerated
+
+
+def test_a_supersede_between_verify_chunks_keeps_the_chunks_verified(backend, greedy):
+    engine = backend.engine(verify_chunk=4)
+    seed_draft(engine, "between", greedy)
+    record = engine.runtime.on_forward
+
+    def supersede_after_two(tokens: int) -> None:
+        record(tokens)
+        if engine.counter.by_phase.get("drafting", 0) == 2:
+            engine.supersede("between", 2)
+
+    engine.runtime.on_forward = supersede_after_two
+    with pytest.raises(Superseded):
+        engine.update("between", NEW, version=1)
+    assert engine._sessions["between"].verified == 12  # chunks of 4 and 8, checked
+    engine.runtime.on_forward = record
+    completion = engine.finalize("between", NEW, version=2)
+    assert completion.token_ids == greedy
+    assert completion.cost.forwards == 2  # the 12 tokens left, in chunks of 4 and 8 again
 
 
 def test_unrelated_draft_gives_the_greedy_answer(engine, greedy):

@@ -71,7 +71,8 @@ def _notes(results: dict[str, Any]) -> list[str]:
     interrupted = ", interrupted" if results.get("interrupted") else ""
     return [
         f"{results['model']}, {results['acceptance']} acceptance, {results['dtype']}"
-        f" on {results.get('device', '?')}; n={results['n']}"
+        f" on {results.get('runtime', 'torch')} ({results.get('device', '?')}, "
+        f"{results.get('threads', '?')} threads); n={results['n']}"
         f" ({results['excluded']} excluded{interrupted})",
         f"wall clock is against the warm base (prefix KV reused); against the cold base: "
         f"mean {s.get('mean_cold_wall_speedup', 0.0):.2f}x, "

@@ -93,10 +93,10 @@ def summarize(examples: list[ExampleResult]) -> dict[str, float]:
     }
 
 
-def write_results(folder: Path, results: dict[str, Any]) -> Path:
-    """Write folder/results.json (atomically: a reader never sees half a file)."""
+def write_results(folder: Path, results: dict[str, Any], name: str = RESULTS_FILE) -> Path:
+    """Write folder/results.json, or another name (atomically: no reader sees half a file)."""
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / RESULTS_FILE
+    path = folder / name
     partial = path.with_suffix(".json.partial")
     partial.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     os.replace(partial, path)
@@ -120,8 +120,8 @@ def read_results(folder: Path) -> dict[str, Any]:
 
 # Settings that change the answers or their cost: a resumed run must match on all of them.
 RESUME_KEYS = ("suite", "model", "runtime", "adapter", "system_prompt", "acceptance", "dtype",
-               "device", "threshold", "max_tokens", "prompt_format", "lookahead", "drafter",
-               "drafter_mode", "shard")  # fmt: skip
+               "device", "threshold", "max_tokens", "prompt_format", "lookahead",
+               "verify_chunk", "drafter", "drafter_mode", "shard")  # fmt: skip
 
 
 def resume_run(folder: Path, meta: Mapping[str, Any]) -> BenchRun:
@@ -135,7 +135,8 @@ def resume_run(folder: Path, meta: Mapping[str, Any]) -> BenchRun:
     stored = read_results(folder)
     # runs written before an engine setting existed were made with its default
     defaults = {k: f.default for k, f in EngineConfig.model_fields.items()}
-    defaults["runtime"] = "torch"  # the only runtime before there were two
+    # runs stored before there were two runtimes: torch, its lookahead, one verify pass
+    defaults.update(runtime="torch", lookahead=8, verify_chunk=0)
     differ = [k for k in RESUME_KEYS if k in meta and stored.get(k, defaults.get(k)) != meta[k]]
     if differ:
         changes = ", ".join(f"{k} {stored.get(k)!r} -> {meta[k]!r}" for k in differ)

@@ -18,7 +18,7 @@ from inference.engine.session import Session
 from inference.engine.stopping import StopRule
 from inference.errors import ContextOverflowError, Superseded, UnknownSessionError
 from inference.runtimes import load_runtime
-from inference.runtimes.base import Runtime
+from inference.runtimes.base import Runtime, ShapeHints
 
 DRAFTING, RESIDUAL, BASELINE, WARMUP = "drafting", "residual", "baseline", "warmup"
 T = TypeVar("T")
@@ -81,7 +81,7 @@ class Engine:
         old = self._sessions.pop(session_id, None)
         if old is not None:
             old.kv.close()
-        self._sessions[session_id] = self._new_session(self.config.lookahead, drafting=True)
+        self._sessions[session_id] = self._new_session(self.shape.lookahead, drafting=True)
         with self._lock:
             self._latest.setdefault(session_id, 0)
 
@@ -220,7 +220,16 @@ class Engine:
             temperature=self.config.temperature,
             seed=self.config.seed,
         )
-        return Session(kv, rule, lookahead, self.runtime.drafter if drafting else None)
+        drafter = self.runtime.drafter if drafting else None
+        return Session(kv, rule, lookahead, drafter, self.shape.verify_chunk)
+
+    @property
+    def shape(self) -> ShapeHints:
+        """The forward shapes in use: the settings, or the runtime's hints where unset."""
+        config, hints = self.config, self.runtime.hints
+        lookahead = hints.lookahead if config.lookahead is None else config.lookahead
+        chunk = hints.verify_chunk if config.verify_chunk is None else config.verify_chunk
+        return ShapeHints(lookahead, chunk)
 
     def _checker(self, session_id: str, version: int, min_forwards: int) -> Callable[[], None]:
         forwards = 0  # checks passed: the forwards this work has started

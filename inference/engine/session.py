@@ -35,11 +35,13 @@ class Session:
         rule: AcceptanceRule,
         lookahead: int,
         drafter: Drafter | None = None,
+        verify_chunk: int = 0,
     ):
         self.kv = kv
         self.rule = rule
         self.lookahead_rule = lookahead_rule(rule)
         self.lookahead = lookahead  # max stale-draft tokens proposed per forward (0: off)
+        self.verify_chunk = verify_chunk  # first chunk of a chunked verify pass (0: one pass)
         self.drafter = drafter  # proposes blocks when the stale draft has nothing to offer
         self.prompt_ids: list[int] = []
         self.draft: list[int] = []
@@ -74,21 +76,20 @@ class Session:
         self, stop: StopRule, check: Callable[[], None], cost: Cost
     ) -> Steps[None]:
         check()
-        proposals = self.draft[self.verified :]
+        start = self.verified
+        proposals = self.draft[start:]
         drafter = self.drafter
         noise = drafter.tail_for(len(proposals)) if drafter else 0
-        context = self.prompt_ids + self.draft[: self.verified]
-        rows, guesses = yield from self.kv.score(context, proposals, noise)
-        kept, following = self.rule.accept(rows, proposals)  # rows: [len(proposals) + 1, V]
+        kept, following, tail, guesses = yield from self._verify(proposals, check, noise)
         cost.draft_tokens, cost.accepted_tokens = len(proposals), kept
         diverged = kept < len(proposals)
         self._remember(self.draft)
         stale = None
         if self.lookahead:
             stale = StaleDraft(proposals[kept:], history=self.earlier_drafts)
-        del self.draft[self.verified + kept :]
+        del self.draft[start + kept :]
         self.verified = len(self.draft)
-        self.kv.truncate(len(self.prompt_ids) + self.verified, tail=rows[kept])
+        self.kv.truncate(len(self.prompt_ids) + self.verified, tail=tail)
         state, end = stop.scan(self.draft)
         if end is not None:
             self._finish(end)
@@ -98,6 +99,34 @@ class Session:
         if guesses is not None and not diverged:
             block = self.lookahead_rule.propose(guesses)
         yield from self._regenerate(following, state, stale, stop, check, cost, block)
+
+    def _verify(
+        self, proposals: list[int], check: Callable[[], None], noise: int
+    ) -> Steps[tuple[int, int, torch.Tensor, torch.Tensor | None]]:
+        """How many proposals the model keeps, the token after them, its row, the tail's guesses.
+
+        One forward over (changed context + proposals), or with `verify_chunk` chunks of
+        doubling size that stop at the first rejection: on a CPU, where a forward costs about
+        as much per token as decoding, the draft past a rejected token is not paid for. Kept
+        chunks count as verified at once, so a newer version stopping the work between two
+        (`check`) loses none of them.
+        """
+        context = self.prompt_ids + self.draft[: self.verified]
+        size = self.verify_chunk or len(proposals)
+        chunk = proposals[:size]
+        rows, guesses = yield from self.kv.score(context, chunk, noise)  # [len(chunk) + 1, V]
+        done = 0
+        while True:
+            kept, following = self.rule.accept(rows, chunk)
+            done += kept
+            if kept < len(chunk) or done == len(proposals):
+                return done, following, rows[kept], guesses
+            self.verified += kept
+            size *= 2
+            chunk = proposals[done : done + size]
+            check()
+            fed, guesses = yield from self.kv.feed(chunk, noise)
+            rows = torch.cat([rows[-1:], fed])  # the last row predicts the chunk's first token
 
     def _regenerate(
         self,

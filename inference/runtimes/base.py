@@ -74,6 +74,19 @@ class RuntimeInfo:
     extra: dict[str, object] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class ShapeHints:
+    """How forwards are best shaped on a runtime; settings left unset take these.
+
+    `lookahead`: stale-draft tokens worth proposing per forward (a proposal costs a fraction
+    of a forward on a GPU, nearly a whole one on a CPU). `verify_chunk`: the first chunk of a
+    verify pass (0: the whole draft in one forward).
+    """
+
+    lookahead: int
+    verify_chunk: int
+
+
 class Runtime(Protocol):
     """A loaded model behind the seam."""
 
@@ -83,6 +96,7 @@ class Runtime(Protocol):
     eos_ids: frozenset[int]
     drafter: Drafter | None  # a parallel drafter inside the model (torch only)
     batch_limit: int  # sequences one forward can serve together (1: feeds run one by one)
+    hints: ShapeHints
     info: RuntimeInfo
     on_forward: ForwardHook
 
