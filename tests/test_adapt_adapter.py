@@ -154,3 +154,33 @@ def test_the_server_worker_loads_the_adapters_prompt_settings(
     _load_engine(EngineConfig(model=str(tiny_model_dir), adapter=str(folder), prompt_format="raw"))
     assert (loaded[0].prompt_format, loaded[0].system_prompt) == ("chat", "Be brief.")
     assert (loaded[1].prompt_format, loaded[1].system_prompt) == ("raw", "Be brief.")
+
+
+def test_an_adapter_runs_on_llama_cpp_as_a_gguf_lora(tiny_gguf_dir: Path, adapter) -> None:
+    """Converted once to a GGUF LoRA, it gives llama.cpp the logits of the merged model."""
+    from inference.engine.kvcache import KVState, run_alone
+    from inference.runtimes.lora_gguf import GGUF_LORA
+
+    folder, expected = adapter
+    config = EngineConfig(model=str(tiny_gguf_dir), adapter=str(folder), runtime="llamacpp")
+    runtime = Engine.load(config).runtime
+    assert runtime.info.kind == "llamacpp" and (folder / GGUF_LORA).is_file()
+    kv = KVState(runtime.open_sequence())
+    rows, _ = run_alone(kv.feed(IDS[0].tolist()), runtime.forward)
+    # float32 weights, float16 KV cache: within 2e-2 of the float64 merged model
+    torch.testing.assert_close(rows.double(), expected[0], rtol=0, atol=2e-2)
+    stamp = (folder / GGUF_LORA).stat().st_mtime_ns
+    Engine.load(config)  # a second load reuses the converted file
+    assert (folder / GGUF_LORA).stat().st_mtime_ns == stamp
+
+
+def test_an_adapter_for_another_model_is_refused_on_llama_cpp(
+    tiny_gguf_dir: Path, adapter, tmp_path: Path
+) -> None:
+    folder, _ = adapter
+    other = build_tiny_model(tmp_path / "other", seed=5)
+    from tests.tiny_models import write_tiny_gguf
+
+    other_gguf = write_tiny_gguf(other, tmp_path / "other-gguf")
+    with pytest.raises(AdapterMismatchError, match="embedding signature differs"):
+        Engine.load(EngineConfig(model=str(other_gguf), adapter=str(folder), runtime="llamacpp"))

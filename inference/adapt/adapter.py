@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -80,23 +80,34 @@ def with_adapter_settings(values: dict[str, Any]) -> dict[str, Any]:
     return filled
 
 
-def apply_adapter(
-    model: torch.nn.Module, name: str, model_name: str, merge: bool = True
-) -> torch.nn.Module:
-    """`model` with the adapter applied: merged into its weights, or as a peft wrapper."""
+def check_adapter(
+    name: str, model_name: str, identity: Callable[[], dict[str, Any]], merged: bool = True
+) -> Path:
+    """The adapter's folder, once its manifest says it was trained on this model.
+
+    `identity` computes the model's (`identity.py`); adapters without a manifest pass.
+    """
     folder = adapter_folder(name)
     manifest = read_manifest(folder)
-    if merge and manifest is not None and manifest.get("kind") == "drafter":
+    if merged and manifest is not None and manifest.get("kind") == "drafter":
         raise AdapterFolderError(
             f"{folder} is a drafter: it is loaded with --drafter, never merged into the weights"
         )
     if manifest is not None:
-        problem = identity_problem(manifest.get("base", {}), model_identity(model))
+        problem = identity_problem(manifest.get("base", {}), identity())
         if problem is not None:
             raise AdapterMismatchError(
                 f"adapter {folder} was trained on {manifest.get('base_model', 'another model')}, "
                 f"not on {model_name}: {problem}"
             )
+    return folder
+
+
+def apply_adapter(
+    model: torch.nn.Module, name: str, model_name: str, merge: bool = True
+) -> torch.nn.Module:
+    """`model` with the adapter applied: merged into its weights, or as a peft wrapper."""
+    folder = check_adapter(name, model_name, lambda: model_identity(model), merged=merge)
     try:
         with quiet_peft():
             peft_model = PeftModel.from_pretrained(model, str(folder), is_trainable=False)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -33,6 +34,24 @@ def embedding_signature(model: torch.nn.Module) -> list[float]:
     weight = model.get_input_embeddings().weight.detach()  # type: ignore[operator]  # [V, H]
     rows = torch.linspace(0, weight.shape[0] - 1, SIGNATURE_ROWS).long().to(weight.device)
     return [float(v) for v in weight[rows].double().abs().mean(dim=1)]
+
+
+def gguf_identity(path: Path, config: Any) -> dict[str, Any]:
+    """The identity of the model in a GGUF file (its config read beside it or from it)."""
+    shapes = {key: getattr(config, key, None) for key in SHAPE_KEYS}
+    return {"shapes": shapes, "signature": gguf_embedding_signature(path)}
+
+
+def gguf_embedding_signature(path: Path) -> list[float]:
+    """`embedding_signature` of a GGUF's token embedding, de-quantising only those rows."""
+    import gguf
+    import numpy as np
+
+    reader = gguf.GGUFReader(path)
+    table = next(t for t in reader.tensors if t.name == "token_embd.weight")
+    rows = np.linspace(0, table.data.shape[0] - 1, SIGNATURE_ROWS).astype(np.int64)
+    values = gguf.quants.dequantize(table.data[rows], table.tensor_type)  # [rows, H]
+    return [float(v) for v in np.abs(values.astype(np.float64)).mean(axis=1)]
 
 
 def identity_problem(expected: dict[str, Any], actual: dict[str, Any]) -> str | None:

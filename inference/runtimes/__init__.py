@@ -31,12 +31,12 @@ def load_runtime(config: EngineConfig) -> Runtime:
 def choose_runtime(config: EngineConfig, files: ModelFiles) -> str:
     """`torch` or `llamacpp`: the setting, or for `auto` llama.cpp on a CPU with a GGUF at hand.
 
-    `auto` keeps torch on CUDA, for settings only torch has (a parallel drafter, an adapter,
-    a dtype), and for models that have no GGUF (a Hugging Face folder or hub id).
+    `auto` keeps torch on CUDA, for settings only torch has (a parallel drafter, a dtype),
+    and for models that have no GGUF (a Hugging Face folder or hub id).
     """
     if config.runtime != "auto":
         return config.runtime
-    torch_only = config.drafter or config.adapter or config.dtype != "auto"
+    torch_only = config.drafter or config.dtype != "auto"
     if torch_only or files.gguf is None or config.device == "cuda":
         return "torch"
     if importlib.util.find_spec("llama_cpp") is None:
@@ -57,11 +57,6 @@ def check_llamacpp_settings(config: EngineConfig, files: ModelFiles) -> None:
     if config.drafter:
         raise ConfigError(
             "the parallel drafter runs on the torch runtime only: set runtime 'torch'"
-        )
-    if config.adapter:
-        raise ConfigError(
-            "LoRA adapters from `prewrite adapt train` run on the torch runtime: "
-            "set runtime 'torch'"
         )
     if config.dtype != "auto":
         raise ConfigError(

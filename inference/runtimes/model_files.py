@@ -114,6 +114,20 @@ def load_tokenizer(files: ModelFiles, trust_remote_code: bool = False) -> PreTra
     )
 
 
+def load_config(files: ModelFiles) -> Any:
+    """The model's transformers config: the folder's config.json, else read from the GGUF."""
+    from transformers import AutoConfig
+
+    try:
+        if files.folder is not None and (files.folder / "config.json").is_file():
+            return AutoConfig.from_pretrained(files.folder)
+        if files.gguf is not None:
+            return AutoConfig.from_pretrained(files.gguf.parent, gguf_file=files.gguf.name)
+        return AutoConfig.from_pretrained(str(files.hub_id))
+    except (OSError, ValueError, KeyError) as exc:
+        raise ModelFolderError(f"could not read the config of {files.name!r}: {exc}") from exc
+
+
 def configured_eos(files: ModelFiles) -> Any:
     """The generation config's eos_token_id (an id, a list of ids or None) from the folder."""
     folder = files.folder
