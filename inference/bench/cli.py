@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from inference.bench.sandbox import Limits
 from inference.cli import add_engine_arguments, engine_config_from, positive
+from inference.packs import DEFAULT_MODEL
 
 if TYPE_CHECKING:
     from inference.engine import Engine
@@ -55,7 +56,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         f"(before -> after) is printed and written to OUT/{TABLE_3}."
     )
     bench.set_defaults(handler=_dispatch)
-    actions = bench.add_subparsers(dest="bench_command", metavar="{compare,merge}")
+    actions = bench.add_subparsers(dest="bench_command", metavar="{compare,merge,runtimes}")
     compare = actions.add_parser("compare", help="print the deltas between two result folders")
     compare.add_argument("before", type=Path, help="result folder A")
     compare.add_argument("after", type=Path, help="result folder B")
@@ -67,12 +68,27 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     merge.add_argument("out", type=Path, help="folder to write the pooled results to")
     merge.add_argument("folders", type=Path, nargs="+", help="the shards' result folders")
+    runtimes = actions.add_parser(
+        "runtimes",
+        help="ms per forward by token count and greedy ms/token on each runtime, side by side",
+        description="The same model on each runtime in one run: forwards of n tokens after a "
+        "prefix, and plain greedy decoding (llama.cpp also against llama-cpp-python's Llama).",
+    )
+    runtimes.add_argument("--model", default=DEFAULT_MODEL, help="pack name, folder or file")
+    runtimes.add_argument("--runtimes", default="torch,llamacpp", help="comma-separated")
+    runtimes.add_argument("--threads", type=positive, default=2)
+    runtimes.add_argument("--sizes", default="1,4,9,32,64,150", help="tokens per forward")
+    runtimes.add_argument("--prefix-tokens", type=positive, default=300)
+    runtimes.add_argument("--repeats", type=positive, default=5, help="forwards per size")
+    runtimes.add_argument("--prompts", type=positive, default=5, help="HumanEval prompts decoded")
+    runtimes.add_argument("--max-tokens", type=positive, default=64, help="tokens per decode")
+    runtimes.add_argument("--out", type=Path, default=DEFAULT_OUT / "runtimes")
 
 
 def default_out(args: argparse.Namespace) -> Path:
-    """bench-out/<suite>-<model>-<acceptance>-<dtype>, with path characters made safe."""
+    """bench-out/<suite>-<model>-<runtime>-<acceptance>-<dtype>, path characters made safe."""
     suite = args.suite if args.suite == "humaneval" else Path(args.suite).name.split(".")[0]
-    name = f"{suite}-{args.model}-{args.acceptance}-{args.dtype}"
+    name = f"{suite}-{args.model}-{args.runtime}-{args.acceptance}-{args.dtype}"
     if args.adapter:
         name += f"-adapter-{Path(args.adapter).name}"
     if args.shard:
@@ -88,7 +104,37 @@ def _dispatch(args: argparse.Namespace) -> int:
         return 0
     if args.bench_command == "merge":
         return _merge(args)
+    if args.bench_command == "runtimes":
+        return _runtimes(args)
     return _run(args)
+
+
+def _runtimes(args: argparse.Namespace) -> int:
+    from dataclasses import asdict
+
+    from inference.bench.results import write_results
+    from inference.bench.runtimes import RUNTIMES_FILE, format_figures, measure_runtime, write_plot
+    from inference.bench.suites import load_suite
+    from inference.config import validate_engine_config
+
+    sizes = [int(n) for n in args.sizes.split(",")]
+    prompts = [p.prompt for p in load_suite("humaneval")[: args.prompts]]
+    figures = []
+    for runtime in args.runtimes.split(","):
+        values = {"model": args.model, "runtime": runtime, "threads": args.threads,
+                  "max_tokens": args.max_tokens, "lookahead": 0}  # fmt: skip
+        if runtime == "torch":
+            values["dtype"] = "float32"
+        config = validate_engine_config(values)
+        figures.append(measure_runtime(config, prompts, sizes, args.prefix_tokens, args.repeats))
+        print(f"{runtime}: done", file=sys.stderr)
+    table = format_figures(figures)
+    print(table)
+    document = {"model": args.model, "threads": args.threads, "prefix_tokens": args.prefix_tokens,
+                "figures": [asdict(f) for f in figures], "table": table}  # fmt: skip
+    path = write_results(args.out, document, RUNTIMES_FILE)
+    print(f"wrote {path} and {write_plot(figures, args.out)}")
+    return 0
 
 
 def _merge(args: argparse.Namespace) -> int:
@@ -180,7 +226,8 @@ def _meta(args: argparse.Namespace, engine: Engine, problems: int) -> dict[str, 
         "threshold": config.threshold,
         "max_tokens": config.max_tokens,
         "prompt_format": config.prompt_format,
-        "lookahead": config.lookahead,
+        "lookahead": engine.shape.lookahead,
+        "verify_chunk": engine.shape.verify_chunk,
         "drafter": config.drafter,
         "drafter_mode": config.drafter_mode,
         "shard": f"{args.shard[0]}/{args.shard[1]}" if args.shard else None,
