@@ -46,7 +46,7 @@ class Answers(UsesContext):
         if located is None:
             return convert.inline_list(None, None)
         document, text, cursor, spec = located
-        completion = await self.worker().plain(spec.request)
+        completion = await self.worker().plain(spec.request, params.text_document.uri)
         return convert.inline_list(document, answer_edit(text, spec, cursor, completion.text))
 
     async def _answer(

@@ -168,11 +168,15 @@ class Worker:
         future.add_done_callback(lambda f: self._abandoned(job, resume) if f.cancelled() else None)
         return self._urgent_job(job)
 
-    def plain(self, request: Request) -> asyncio.Future[Completion]:
-        """Plain greedy decoding of `request` with no draft: the conventional answer."""
+    def plain(self, request: Request, doc: str = "") -> asyncio.Future[Completion]:
+        """Plain greedy decoding of `request` with no draft: the conventional answer.
+
+        With `doc`, decoding starts from the prefix that document's session has cached, as
+        a server with a prompt cache would (its draft is neither used nor touched).
+        """
         with self._cond:
             self._preempt_drafting(None)
-        job = _Job("plain", 0, request=request, future=self._loop.create_future())
+        job = _Job("plain", 0, doc, request=request, future=self._loop.create_future())
         return self._urgent_job(job)
 
     def close(self, doc: str) -> None:
@@ -334,7 +338,8 @@ class Worker:
             return None
         assert job.request is not None
         if job.kind == "plain":
-            return engine.generate(job.request)
+            cached_by = job.doc if job.doc in self._open else None
+            return engine.generate(job.request, cached_by=cached_by)
         self._open_session(engine, job.doc)
         if job.kind == "finalize":
             return engine.finalize(job.doc, job.request, job.ticket)

@@ -104,6 +104,36 @@ def test_interleaved_sequences_do_not_disturb_each_other(runtime):
     b.close()
 
 
+def test_a_fork_starts_with_the_cache_and_goes_its_own_way(runtime):
+    base = KVState(runtime.open_sequence())
+    run(runtime, base.feed(list(range(70, 100))))
+    twin = base.fork()
+    assert twin.ids == base.ids and twin.sequence.length == 30
+    twin.truncate(20)
+    mine, _ = run(runtime, twin.feed([1, 2, 3]))
+    theirs, _ = run(runtime, base.feed([4, 5]))
+    close(runtime, mine, fresh_logits(runtime, list(range(70, 90)) + [1, 2, 3])[-3:])
+    close(runtime, theirs, fresh_logits(runtime, list(range(70, 100)) + [4, 5])[-2:])
+    base.close()
+    twin.close()
+
+
+def test_plain_decoding_from_a_sessions_cache_is_plain_decoding(
+    runtime, tiny_model_dir, tiny_gguf_dir
+):
+    folder = tiny_model_dir if runtime.info.kind == "torch" else tiny_gguf_dir
+    engine = Engine.load(settings(runtime.info.kind, folder, max_tokens=12, lookahead=0))
+    engine.open("doc")
+    engine.update("doc", Request(PROMPT), 1)
+    before = dict(engine.counter.tokens_by_phase)
+    warm = engine.generate(Request(PROMPT + "# then sum them\n"), cached_by="doc")
+    prompt_tokens = engine.counter.tokens_by_phase["baseline"] - before.get("baseline", 0)
+    cold = engine.generate(Request(PROMPT + "# then sum them\n"))
+    assert warm.token_ids == cold.token_ids
+    assert prompt_tokens < cold.prompt_tokens  # the cached prefix was not encoded again
+    assert engine.update("doc", Request(PROMPT), 1).cost.forwards == 0  # its draft untouched
+
+
 def test_several_sequences_in_one_forward_equal_separate_forwards(runtime):
     contexts = [list(range(10 + 7 * i, 40 + 7 * i)) for i in range(4)]
     states = [KVState(runtime.open_sequence()) for _ in contexts]

@@ -69,7 +69,7 @@ class GatedEngine:
     def finalize(self, sid: str, request: Request, version: int = 0) -> Completion:
         return self._sync("finalize", sid, request, version, "residual")
 
-    def generate(self, request: Request) -> Completion:
+    def generate(self, request: Request, cached_by: str | None = None) -> Completion:
         self.calls.append(("generate", "", request.text))
         return self._answer(request, FORWARDS_PER_ANSWER)
 

@@ -150,15 +150,24 @@ class Engine:
         return self._sync(session_id, request, version, RESIDUAL)
 
     def generate(
-        self, request: Request, warm_from: Request | None = None, use_drafter: bool = False
+        self,
+        request: Request,
+        warm_from: Request | None = None,
+        use_drafter: bool = False,
+        cached_by: str | None = None,
     ) -> Completion:
         """Plain greedy (or sampled) decoding, no draft: the conventional server's answer.
 
         With `warm_from`, that request's prompt is encoded first and not charged, like a
-        server that reuses the KV of a prefix it has already seen. `use_drafter` decodes
-        with the parallel drafter (same answer in exact mode, fewer forwards).
+        server that reuses the KV of a prefix it has already seen. With `cached_by`, decoding
+        starts from what that open session has cached (its draft is not used: only the
+        prefix its tokens share with the request is kept). `use_drafter` decodes with the
+        parallel drafter (same answer in exact mode, fewer forwards).
         """
         session = self._new_session(lookahead=0, drafting=use_drafter)
+        if cached_by is not None and cached_by in self._sessions:
+            session.kv.close()
+            session.kv = self._sessions[cached_by].kv.fork()
         never = lambda: None  # noqa: E731 - plain decoding is never superseded
         try:
             if warm_from is not None:

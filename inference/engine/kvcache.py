@@ -130,6 +130,13 @@ class KVState:
         self.truncate(keep)
         return (yield from self._feed(full[keep:], need - keep, noise))
 
+    def fork(self) -> KVState:
+        """A new state that starts with this one's cached tokens."""
+        self._resync()
+        twin = KVState(self.sequence.fork())
+        twin.ids, twin.tail = list(self.ids), self.tail
+        return twin
+
     def close(self) -> None:
         """Free the runtime's cache of this sequence."""
         self.sequence.close()

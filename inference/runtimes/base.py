@@ -34,6 +34,10 @@ class RuntimeSequence(Protocol):
         """Keep the first `length` cached tokens."""
         ...
 
+    def fork(self) -> RuntimeSequence:
+        """A new sequence that starts with this one's cache (shared where the runtime can)."""
+        ...
+
     def close(self) -> None:
         """Free the cache; the sequence is not used again."""
         ...

@@ -82,6 +82,10 @@ class LlamaSequence:
         """Keep the first `length` cached tokens."""
         self.runtime.truncate(self, length)
 
+    def fork(self) -> LlamaSequence:
+        """A new sequence sharing this one's cells (llama.cpp tags them with both ids)."""
+        return self.runtime.fork(self)
+
     def close(self) -> None:
         """Free the sequence id and its cells."""
         self.runtime.release(self)
@@ -164,6 +168,16 @@ class LlamaCppRuntime:
         if sequence.seq_id is not None:
             self.lib.llama_memory_seq_rm(self.memory, sequence.seq_id, length, -1)
         sequence.length = length
+
+    def fork(self, sequence: LlamaSequence) -> LlamaSequence:
+        """A sequence that starts with `sequence`'s cells, copied by reference (no compute)."""
+        twin = LlamaSequence(self)
+        if sequence.seq_id is None or not sequence.length:
+            return twin
+        self._assign(twin, {id(sequence)})
+        self.lib.llama_memory_seq_cp(self.memory, sequence.seq_id, twin.seq_id, 0, sequence.length)
+        twin.length, twin.used = sequence.length, next(self._clock)
+        return twin
 
     def release(self, sequence: LlamaSequence) -> None:
         """Free a sequence's id and cells."""

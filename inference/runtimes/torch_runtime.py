@@ -6,6 +6,7 @@ drafter (a gated LoRA inside the model), and of the tiny float64 models in the t
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass
@@ -114,6 +115,12 @@ class TorchSequence:
         else:
             self.cache.crop(-(self.length - length))  # transformers 5: negative = drop
         self.length = length
+
+    def fork(self) -> TorchSequence:
+        """A copy of this cache (its tensors copied: a DynamicCache cannot share them)."""
+        twin = TorchSequence()
+        twin.cache, twin.length = copy.deepcopy(self.cache), self.length
+        return twin
 
     def close(self) -> None:
         """Drop the cache."""
