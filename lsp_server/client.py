@@ -1,21 +1,31 @@
-"""Headless-editor pieces the demo and the tests drive the server with: keystrokes and a watch.
+"""Headless-editor pieces the demo, the benchmark and the tests drive the server with.
 
 `Watch` records prewrite's notifications and lets a caller await one that matches, past or
 future, so nothing needs to sleep. `keystrokes` turns typing into the incremental didChange
-notifications an editor sends, one per character.
+notifications an editor sends, one per character. `Editor` starts the real server over stdio,
+initializes it with settings and times requests.
 """
 
 from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import Callable, Iterator
+import time
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar, cast
 
 from lsprotocol import types
+from pygls.lsp.client import LanguageClient
 from pygls.protocol import LanguageServerProtocol
 
-from lsp_server.wire import DRAFT, STATUS, DraftParams, StatusParams, WireProtocolMixin
+from lsp_server.wire import (
+    DRAFT,
+    STATS_COMMAND,
+    STATUS,
+    DraftParams,
+    StatusParams,
+    WireProtocolMixin,
+)
 
 T = TypeVar("T")
 
@@ -145,3 +155,91 @@ def inline_params(
 def command_params(command: str, *arguments: Any) -> types.ExecuteCommandParams:
     """workspace/executeCommand params."""
     return types.ExecuteCommandParams(command=command, arguments=list(arguments) or None)
+
+
+class Editor:
+    """A headless editor on the real server: `prewrite serve` over stdio, stopped by `close`."""
+
+    def __init__(self, name: str) -> None:
+        self.client = LanguageClient(name, "0.1.0", protocol_cls=ClientProtocol)
+        self.watch = Watch()
+        self.watch.attach(self.client)
+        self._drain: asyncio.Future[None] | None = None
+
+    async def start(self, settings: dict[str, Any]) -> StatusParams:
+        """Start and initialize the server; the first status after loading the model."""
+        await self.client.start_io(*server_command())
+        self._drain = asyncio.ensure_future(self._drain_stderr())
+        capabilities = types.ClientCapabilities(
+            text_document=types.TextDocumentClientCapabilities(
+                inline_completion=types.InlineCompletionClientCapabilities()
+            )
+        )
+        await self.client.initialize_async(
+            types.InitializeParams(capabilities=capabilities, initialization_options=settings)
+        )
+        self.client.initialized(types.InitializedParams())
+        return await self.watch.settled()
+
+    async def timed(
+        self, method: str, uri: str, position: types.Position, invoked: bool = True
+    ) -> tuple[float, str]:
+        """Milliseconds from request to answer, and the answer's text."""
+        started = time.perf_counter()
+        answer = await self.client.protocol.send_request_async(
+            method, inline_params(uri, position, invoked)
+        )
+        elapsed = (time.perf_counter() - started) * 1000.0
+        return elapsed, first_item_text(answer)
+
+    async def stats(self) -> Any:
+        """prewrite.stats."""
+        return await self.client.workspace_execute_command_async(command_params(STATS_COMMAND))
+
+    async def close(self) -> None:
+        """Shut the server down (when it still runs) and stop reading its stderr."""
+        process = self.client._server
+        if process is not None and process.returncode is None:
+            await self.client.shutdown_async(None)
+            self.client.exit(None)
+            await process.wait()
+        if self._drain is not None:
+            self._drain.cancel()
+
+    async def _drain_stderr(self) -> None:
+        """Keep the server's stderr pipe from filling up; its lines go to ours."""
+        process = self.client._server
+        if process is None or process.stderr is None:
+            return
+        while line := await process.stderr.readline():
+            sys.stderr.buffer.write(line)
+
+
+def first_item_text(answer: Any) -> str:
+    """The text of an inline completion answer's first item ('' for none)."""
+    items = answer.items if answer is not None else []
+    text = items[0].insert_text if items else ""
+    return text if isinstance(text, str) else text.value
+
+
+def last_trigger(stats: Any, uri: str) -> dict[str, Any]:
+    """The newest trigger prewrite.stats reports for `uri` ({} for none)."""
+    for doc in stats.get("documents", []):
+        if doc["uri"] == uri and doc["triggers"]:
+            trigger: dict[str, Any] = doc["triggers"][-1]
+            return trigger
+    return {}
+
+
+def percentile(values: Sequence[float], p: float) -> float:
+    """Nearest-rank percentile (p in 0..100) of a non-empty sequence."""
+    ordered = sorted(values)
+    rank = max(1, -(-int(p * len(ordered)) // 100))
+    return ordered[min(rank, len(ordered)) - 1]
+
+
+async def sleep_until(deadline: float) -> None:
+    """Sleep until `time.perf_counter()` reaches `deadline` (not at all when it has)."""
+    delay = deadline - time.perf_counter()
+    if delay > 0:
+        await asyncio.sleep(delay)

@@ -12,25 +12,22 @@ from __future__ import annotations
 import asyncio
 import json
 import statistics
-import sys
 import time
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from lsprotocol import types
-from pygls.lsp.client import LanguageClient
 
 from lsp_server.client import (
-    ClientProtocol,
-    Watch,
-    command_params,
-    inline_params,
+    Editor,
     keystrokes,
+    last_trigger,
     open_params,
+    percentile,
     position_of,
-    server_command,
+    sleep_until,
 )
-from lsp_server.wire import PLAIN_COMPLETION, STATS_COMMAND
+from lsp_server.wire import PLAIN_COMPLETION
 
 FILE_HEAD = '''"""Word statistics for the weekly report."""
 
@@ -110,13 +107,9 @@ def run_demo(options: DemoOptions) -> int:
 
 
 async def _demo(options: DemoOptions) -> int:
-    client = LanguageClient("prewrite-demo", "0.1.0", protocol_cls=ClientProtocol)
-    watch = Watch()
-    watch.attach(client)
-    await client.start_io(*server_command())
-    drain = asyncio.ensure_future(_drain_stderr(client))
+    editor = Editor("prewrite-demo")
     try:
-        status = await _initialize(client, watch, options)
+        status = await editor.start(_settings(options))
         if status.state != "ready":
             print(f"prewrite demo: the server could not load the model: {status.message}")
             return 2
@@ -124,16 +117,15 @@ async def _demo(options: DemoOptions) -> int:
             f"prewrite demo: {status.message}; {options.sessions} sessions, "
             f"{options.keystroke_ms} ms per keystroke, {options.pause_ms} ms pause before trigger"
         )
-        results = [await _session(client, i, options) for i in range(options.sessions)]
+        results = [await _session(editor, i, options) for i in range(options.sessions)]
         _report(results, options)
         return 0
     finally:
-        await _shutdown(client)
-        drain.cancel()
+        await editor.close()
 
 
-async def _initialize(client: LanguageClient, watch: Watch, options: DemoOptions) -> Any:
-    settings = {
+def _settings(options: DemoOptions) -> dict[str, Any]:
+    return {
         "model": options.model,
         "maxTokens": options.max_tokens,
         "acceptance": options.acceptance,
@@ -142,19 +134,10 @@ async def _initialize(client: LanguageClient, watch: Watch, options: DemoOptions
         "device": options.device,
         "threads": options.threads,
     }
-    capabilities = types.ClientCapabilities(
-        text_document=types.TextDocumentClientCapabilities(
-            inline_completion=types.InlineCompletionClientCapabilities()
-        )
-    )
-    await client.initialize_async(
-        types.InitializeParams(capabilities=capabilities, initialization_options=settings)
-    )
-    client.initialized(types.InitializedParams())
-    return await watch.settled()
 
 
-async def _session(client: LanguageClient, index: int, options: DemoOptions) -> SessionResult:
+async def _session(editor: Editor, index: int, options: DemoOptions) -> SessionResult:
+    client = editor.client
     header, docstring = SPECS[index % len(SPECS)]
     uri = f"file:///prewrite-demo/session{index + 1}.py"
     head = f'{FILE_HEAD}{header}\n    """'
@@ -165,14 +148,14 @@ async def _session(client: LanguageClient, index: int, options: DemoOptions) -> 
     changes = keystrokes(uri, text, len(head), typed, 0)
     for count, (change, text) in enumerate(changes, start=1):  # noqa: B007 - text: the last one
         # A steady typist: each keystroke at its own time, however long sending took.
-        await _sleep_until(started + count * options.keystroke_ms / 1000)
+        await sleep_until(started + count * options.keystroke_ms / 1000)
         client.text_document_did_change(change)
     typing_s = time.perf_counter() - started
     await asyncio.sleep(options.pause_ms / 1000)
     position = position_of(text, len(head) + len(typed))
-    streaming_ms, answer = await _timed(client, "textDocument/inlineCompletion", uri, position)
-    conventional_ms, plain = await _timed(client, PLAIN_COMPLETION, uri, position)
-    stats = await client.workspace_execute_command_async(command_params(STATS_COMMAND))
+    streaming_ms, answer = await editor.timed("textDocument/inlineCompletion", uri, position)
+    conventional_ms, plain = await editor.timed(PLAIN_COMPLETION, uri, position)
+    stats = await editor.stats()
     client.text_document_did_close(
         types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
     )
@@ -182,7 +165,7 @@ async def _session(client: LanguageClient, index: int, options: DemoOptions) -> 
         typing_s=round(typing_s, 3),
         streaming_ms=round(streaming_ms, 3),
         conventional_ms=round(conventional_ms, 3),
-        residual_forwards=_last_trigger(stats, uri).get("residualForwards", -1),
+        residual_forwards=last_trigger(stats, uri).get("residualForwards", -1),
         identical=answer == plain,
         answer=answer,
     )
@@ -195,27 +178,6 @@ async def _session(client: LanguageClient, index: int, options: DemoOptions) -> 
     return result
 
 
-async def _timed(
-    client: LanguageClient, method: str, uri: str, position: types.Position
-) -> tuple[float, str]:
-    """Milliseconds from request to answer, and the answer's text."""
-    params = inline_params(uri, position)
-    started = time.perf_counter()
-    answer = await client.protocol.send_request_async(method, params)
-    elapsed = (time.perf_counter() - started) * 1000.0
-    items = answer.items if answer is not None else []
-    text = items[0].insert_text if items else ""
-    return elapsed, text if isinstance(text, str) else text.value
-
-
-def _last_trigger(stats: Any, uri: str) -> dict[str, Any]:
-    for doc in stats.get("documents", []):
-        if doc["uri"] == uri and doc["triggers"]:
-            trigger: dict[str, Any] = doc["triggers"][-1]
-            return trigger
-    return {}
-
-
 def _report(results: list[SessionResult], options: DemoOptions) -> None:
     print(f"\n--- answer of session 1 ({results[0].function}) ---")
     print(results[0].answer)
@@ -223,9 +185,9 @@ def _report(results: list[SessionResult], options: DemoOptions) -> None:
     conventional = [r.conventional_ms for r in results]
     summary = {
         "streaming_median_ms": statistics.median(streaming),
-        "streaming_p95_ms": _p95(streaming),
+        "streaming_p95_ms": percentile(streaming, 95),
         "conventional_median_ms": statistics.median(conventional),
-        "conventional_p95_ms": _p95(conventional),
+        "conventional_p95_ms": percentile(conventional, 95),
     }
     speedup = summary["conventional_median_ms"] / max(summary["streaming_median_ms"], 1e-3)
     print(f"--- trigger to answer over {len(results)} sessions ---")
@@ -244,33 +206,3 @@ def _report(results: list[SessionResult], options: DemoOptions) -> None:
             data = {"options": asdict(options), "summary": summary,
                     "sessions": [asdict(r) for r in results]}
             json.dump(data, handle, indent=2)
-
-
-def _p95(values: list[float]) -> float:
-    """Nearest-rank 95th percentile."""
-    ordered = sorted(values)
-    rank = max(1, -(-95 * len(ordered) // 100))
-    return ordered[rank - 1]
-
-
-async def _sleep_until(deadline: float) -> None:
-    delay = deadline - time.perf_counter()
-    if delay > 0:
-        await asyncio.sleep(delay)
-
-
-async def _drain_stderr(client: LanguageClient) -> None:
-    """Keep the server's stderr pipe from filling up; its lines go to ours."""
-    process = client._server
-    if process is None or process.stderr is None:
-        return
-    while line := await process.stderr.readline():
-        sys.stderr.buffer.write(line)
-
-
-async def _shutdown(client: LanguageClient) -> None:
-    if client._server is None or client._server.returncode is not None:
-        return
-    await client.shutdown_async(None)
-    client.exit(None)
-    await client._server.wait()

@@ -49,7 +49,7 @@ def divergence_gap(engine: Engine, request: Request, a: list[int], b: list[int])
         assert a == b
         return 0.0
     kv = KVState(engine.runtime.open_sequence())
-    rows, _ = run_alone(kv.score(engine._prompt(request).ids + b[:k], []), engine.runtime.forward)
+    rows, _ = run_alone(kv.score(engine.prompt(request).ids + b[:k], []), engine.runtime.forward)
     kv.close()
     return abs(float(rows[-1, a[k]] - rows[-1, b[k]]))
 

@@ -40,13 +40,13 @@ class Backend:
 
     def reference(self, engine: Engine, request: Request) -> list[int]:
         """Greedy decoding by the runtime library itself, cut by the engine's stop rule."""
-        prompt = engine._prompt(request)
+        prompt = engine.prompt(request)
         eos = sorted(engine._eos)
         if self.runtime == "torch":
             tokens = _transformers_greedy(engine, prompt.ids, eos)
         else:
             tokens = _llama_cpp_greedy(self.model_dir / "tiny.gguf", prompt.ids, eos)
-        _, end = engine._stop_rule(prompt).scan(tokens)
+        _, end = engine.stop_rule(prompt).scan(tokens)
         return tokens[:end] if end else tokens
 
 
@@ -82,7 +82,7 @@ def seed_draft(engine: Engine, sid: str, draft: list[int]) -> None:
     """Give a session a draft written for some earlier text (so none of it is verified)."""
     engine.open(sid)
     session = engine._sessions[sid]
-    session.prompt_ids = engine._prompt(OLD).ids
+    session.prompt_ids = engine.prompt(OLD).ids
     session.draft = list(draft)
     session.verified, session.finished = len(draft), True
 

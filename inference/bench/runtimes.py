@@ -96,7 +96,7 @@ def library_decode(
     total_ms, steps, agree = 0.0, 0, 0
     try:
         for prompt, answer in zip(prompts, answers, strict=True):
-            ids = engine._prompt(Request(prompt)).ids
+            ids = engine.prompt(Request(prompt)).ids
             tokens: list[int] = []
             first = 0.0
             for token in llm.generate(ids, temp=0.0, repeat_penalty=1.0, reset=True):

@@ -22,6 +22,7 @@ class Problem:
     prompt: str
     entry_point: str  # the function the test's `check` is called with
     test: str  # defines `check(candidate)`
+    solution: str = ""  # the reference body (`canonical_solution`), where the suite has one
 
 
 def load_suite(suite: str) -> list[Problem]:
@@ -81,4 +82,6 @@ def _problem(line: str, path: Path, number: int) -> Problem:
     wrong = [key for key in FIELDS if not isinstance(row[key], str) or not row[key].strip()]
     if wrong:
         raise SuiteError(f"{where}: {', '.join(wrong)} must be non-empty strings")
-    return Problem(*(row[key] for key in FIELDS))
+    solution = row.get("canonical_solution")
+    fields = {key: row[key] for key in FIELDS}
+    return Problem(**fields, solution=solution if isinstance(solution, str) else "")

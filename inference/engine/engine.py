@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TypeVar
 
-from inference.api import Completion, Cost, ForwardCounter, Request
+from inference.api import Completion, Cost, FinishReason, ForwardCounter, Request
 from inference.config import EngineConfig
 from inference.engine.acceptance import make_rule
 from inference.engine.kvcache import KVState, Steps, run_alone, run_together
@@ -129,12 +129,12 @@ class Engine:
         work: dict[int, tuple[Session, Prompt, Steps[Cost]]] = {}
         for i, job in enumerate(updates):
             try:
-                session, prompt = self._session(job.session_id), self._prompt(job.request)
+                session, prompt = self._session(job.session_id), self.prompt(job.request)
             except (UnknownSessionError, ContextOverflowError, ValueError) as exc:
                 results[i] = exc
                 continue
             check = self._checker(job.session_id, job.version, job.min_forwards)
-            steps = session.sync(prompt.ids, self._stop_rule(prompt), check)
+            steps = session.sync(prompt.ids, self.stop_rule(prompt), check)
             work[i] = (session, prompt, steps)
         with self._in_phase(DRAFTING):
             costs = run_together([w[2] for w in work.values()], self.runtime.forward)
@@ -172,10 +172,10 @@ class Engine:
         try:
             if warm_from is not None:
                 with self._in_phase(WARMUP):
-                    self._run(session.kv.score(self._prompt(warm_from).ids, []))
-            prompt = self._prompt(request)
+                    self._run(session.kv.score(self.prompt(warm_from).ids, []))
+            prompt = self.prompt(request)
             with self._in_phase(BASELINE):
-                cost = self._run(session.sync(prompt.ids, self._stop_rule(prompt), never))
+                cost = self._run(session.sync(prompt.ids, self.stop_rule(prompt), never))
             return self._completion(session, prompt, cost, 0)
         finally:
             session.kv.close()
@@ -192,13 +192,13 @@ class Engine:
     def draft_of(self, session_id: str, request: Request) -> Completion:
         """The current draft of a session rendered as an answer to `request`, with no model work."""
         session = self._session(session_id)
-        prompt = self._prompt(request)
+        prompt = self.prompt(request)
         return self._completion(session, prompt, Cost(acceptance=session.rule.name), 0)
 
     def is_verified(self, session_id: str, request: Request) -> bool:
         """True when the session's draft is a finished answer verified for exactly `request`."""
         session = self._session(session_id)
-        return session.finished and session.prompt_ids == self._prompt(request).ids
+        return session.finished and session.prompt_ids == self.prompt(request).ids
 
     # -- internals ------------------------------------------------------------------------
 
@@ -206,10 +206,10 @@ class Engine:
         self, session_id: str, request: Request, version: int, phase: str, min_forwards: int = 0
     ) -> Completion:
         session = self._session(session_id)
-        prompt = self._prompt(request)
+        prompt = self.prompt(request)
         check = self._checker(session_id, version, min_forwards)
         with self._in_phase(phase):
-            cost = self._run(session.sync(prompt.ids, self._stop_rule(prompt), check))
+            cost = self._run(session.sync(prompt.ids, self.stop_rule(prompt), check))
         return self._completion(session, prompt, cost, version)
 
     def _run(self, steps: Steps[T]) -> T:
@@ -256,7 +256,8 @@ class Engine:
 
         return check
 
-    def _prompt(self, request: Request) -> Prompt:
+    def prompt(self, request: Request) -> Prompt:
+        """`request` rendered for the model; ContextOverflowError when it does not fit."""
         prompt = self.builder.build(request)
         limit = self.runtime.context_length
         if len(prompt.ids) >= limit:
@@ -265,7 +266,8 @@ class Engine:
             )
         return prompt
 
-    def _stop_rule(self, prompt: Prompt) -> StopRule:
+    def stop_rule(self, prompt: Prompt) -> StopRule:
+        """Where an answer to `prompt` ends (the same rule for streaming and plain decoding)."""
         budget = min(self.config.max_tokens, self.runtime.context_length - len(prompt.ids))
         return StopRule(
             prompt.body_end,
@@ -276,13 +278,18 @@ class Engine:
             budget,
         )
 
+    def answer_text(self, prompt: Prompt, tokens: Sequence[int]) -> tuple[str, FinishReason]:
+        """The editor's text of an answer's tokens (a chat answer's body only), and its end."""
+        text, reason = self.stop_rule(prompt).answer(tokens)
+        if prompt.whole_function:
+            text = extract_body(text, prompt.request)
+        return text, reason
+
     def _completion(
         self, session: Session, prompt: Prompt, cost: Cost, version: int
     ) -> Completion:
         tokens = session.draft[: session.verified] if session.prompt_ids == prompt.ids else []
-        text, reason = self._stop_rule(prompt).answer(tokens)
-        if prompt.whole_function:
-            text = extract_body(text, prompt.request)
+        text, reason = self.answer_text(prompt, tokens)
         if not session.finished or session.prompt_ids != prompt.ids:
             reason = "unfinished"
         return Completion(text, list(tokens), reason, cost, version, len(prompt.ids))

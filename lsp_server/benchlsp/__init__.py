@@ -1,0 +1,1 @@
+"""`prewrite bench-lsp`: the editor-protocol benchmark (sessions, typist, runs, report)."""

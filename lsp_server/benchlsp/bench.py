@@ -1,0 +1,129 @@
+"""`prewrite bench-lsp` end to end: every configuration on a fresh server, then the baselines."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from inference.api import Request
+from lsp_server.benchlsp.report import format_table, summarize, write_cdf, write_results
+from lsp_server.benchlsp.run import EditorKind, RunOptions, SessionResult, run_sessions
+from lsp_server.benchlsp.sessions import Session, default_sessions, read_sessions
+from lsp_server.client import Editor
+from lsp_server.config import Settings
+from lsp_server.spec import find_spec
+
+
+@dataclass(frozen=True)
+class BenchOptions:
+    """What `prewrite bench-lsp` runs."""
+
+    model: str
+    out: Path
+    runtime: str = "auto"
+    threads: int | None = None
+    prompt_format: str = "auto"
+    max_tokens: int = 256
+    sessions: int = 20
+    sessions_file: Path | None = None
+    cps: tuple[float, ...] = (12.0, 6.0)
+    pauses_ms: tuple[int, ...] = (1000, 300)
+    typists: tuple[int, ...] = (1,)
+    editor: EditorKind = "vscode"
+    debounce_ms: int = 50
+    seed: int = 0
+    llamacpp_baseline: bool = True
+    server_settings: tuple[tuple[str, Any], ...] = ()  # extra wire settings, for experiments
+
+
+def run_bench(options: BenchOptions) -> int:
+    """Run every configuration and the llama.cpp baseline; print, write JSON and the plot."""
+    sessions = (
+        read_sessions(options.sessions_file) if options.sessions_file
+        else default_sessions(options.sessions)
+    )  # fmt: skip
+    results, runtime = asyncio.run(_configurations(options, sessions))
+    if not results:
+        return 2
+    if options.llamacpp_baseline:
+        _llamacpp_baseline(options, results)
+    settings = {k: str(v) if isinstance(v, Path) else v for k, v in asdict(options).items()}
+    created = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    meta = {"options": settings, "runtime": runtime, "created": created}
+    path = write_results(options.out, meta, results)
+    plot = write_cdf(options.out, results)
+    print(format_table(summarize(results), runtime.get("kind", "?")))
+    print(f"\nwrote {path} and {plot}")
+    return 0
+
+
+async def _configurations(
+    options: BenchOptions, sessions: list[Session]
+) -> tuple[list[SessionResult], dict[str, Any]]:
+    results: list[SessionResult] = []
+    runtime: dict[str, Any] = {}
+    for typists in options.typists:
+        for cps in options.cps:
+            for pause in options.pauses_ms:
+                editor = Editor("prewrite-bench-lsp")
+                try:
+                    status = await editor.start(_settings(options))
+                    if status.state != "ready":
+                        print(f"prewrite bench-lsp: no model: {status.message}", file=sys.stderr)
+                        return [], runtime
+                    runtime = (await editor.stats()).get("runtime") or {}
+                    run = RunOptions(cps, pause, typists, options.editor, options.debounce_ms,
+                                     options.seed)  # fmt: skip
+                    done = await run_sessions(editor, sessions, run)
+                finally:
+                    await editor.close()
+                results.extend(done)
+                print(f"{cps:g} cps, {pause} ms pause, {typists} typist(s): {len(done)} sessions",
+                      file=sys.stderr)  # fmt: skip
+    return results, runtime
+
+
+def _settings(options: BenchOptions) -> dict[str, Any]:
+    return {
+        "model": options.model, "runtime": options.runtime, "threads": options.threads,
+        "promptFormat": options.prompt_format, "maxTokens": options.max_tokens,
+        **dict(options.server_settings),
+    }  # fmt: skip
+
+
+def _llamacpp_baseline(options: BenchOptions, results: list[SessionResult]) -> None:
+    """llama-cpp-python greedy on each session's final request, its cache warm (server down)."""
+    from inference.bench.conventional import LlamaConventional
+    from inference.config import validate_engine_config
+
+    settings = Settings.model_validate(_settings(options))
+    values = {**settings.engine_values(), "runtime": "llamacpp"}
+    conventional = LlamaConventional(validate_engine_config(values))
+    answers: dict[tuple[str, int], Any] = {}
+    try:
+        for result in results:
+            key = (result.final_text, result.cursor)
+            if key not in answers:
+                final = _request(result.final_text, result.cursor, settings)
+                warm = _request(result.warm_text, result.warm_cursor, settings)
+                answers[key] = conventional.answer(final, warm) if final else None
+            answer = answers[key]
+            if answer is not None:
+                result.extra["llamacpp_ms"] = round(answer.ms, 3)
+                result.extra["llamacpp_same"] = _body(answer.text) == _body(result.answer)
+    finally:
+        conventional.close()
+
+
+def _request(text: str, cursor: int, settings: Settings) -> Request | None:
+    spec = find_spec(text, cursor, "python", settings.prefix_chars, settings.suffix_chars)
+    return spec.request if spec is not None else None
+
+
+def _body(text: str) -> str:
+    """An answer's body lines (the inline item also restates what closes the spec)."""
+    return text.split("\n", 1)[-1].rstrip() if "\n" in text else text.rstrip()

@@ -1,0 +1,203 @@
+"""Typing sessions into the real server and timing the answer at the trigger, as an editor sees it.
+
+One server (`prewrite serve` over stdio) per configuration. Each session opens its file, types
+the docstring keystroke by keystroke in real time, pauses, and sends the automatic inline
+request at the first body line: trigger to answer is what the user waits. The same server then
+answers the same position conventionally (`prewrite/plainCompletion`: decoding at the trigger
+from the document's cached prefix). With `--editor vscode` an automatic inline request also
+follows every keystroke after a short debounce and is cancelled by the next one, as VS Code
+does; `neovim` (our plugin's default) asks only at the trigger. `typists` sessions run at once,
+each in its own document.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+
+from lsp_server.benchlsp.sessions import Session
+from lsp_server.benchlsp.typist import Typing, Typist
+from lsp_server.client import (
+    Editor,
+    inline_params,
+    last_trigger,
+    open_params,
+    position_of,
+    sleep_until,
+)
+from lsp_server.wire import PLAIN_COMPLETION
+
+INLINE = "textDocument/inlineCompletion"
+EditorKind = Literal["vscode", "neovim"]
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """One configuration of the benchmark."""
+
+    cps: float
+    pause_ms: int
+    typists: int = 1
+    editor: EditorKind = "vscode"
+    debounce_ms: int = 50  # VS Code's shortest wait before an automatic inline request
+    seed: int = 0
+
+
+@dataclass
+class SessionResult:
+    """One typed session at one configuration."""
+
+    name: str
+    cps: float
+    pause_ms: int
+    typists: int
+    autoclose: bool
+    keystrokes: int
+    typing_s: float
+    trigger_ms: float  # trigger to answer, at the client
+    answer: str
+    residual_forwards: int
+    from_draft: bool
+    drafting_forwards: int | None  # None when several typists share the server's counter
+    conventional_ms: float
+    conventional_answer: str
+    identical: bool  # the streamed answer is the conventional (plain greedy) one
+    typing_requests: int = 0  # automatic requests sent while typing (all cancelled or stale)
+    final_text: str = ""
+    cursor: int = 0
+    warm_text: str = ""  # the document one keystroke before the end of the docstring
+    warm_cursor: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+async def run_sessions(
+    editor: Editor, sessions: list[Session], options: RunOptions
+) -> list[SessionResult]:
+    """Type every session (`typists` at a time) into the running server."""
+    queue: asyncio.Queue[tuple[int, Session]] = asyncio.Queue()
+    for index, session in enumerate(sessions):
+        queue.put_nowait((index, session))
+    results: dict[int, SessionResult] = {}
+
+    async def typist(worker: int) -> None:
+        while not queue.empty():
+            index, session = queue.get_nowait()
+            typing = Typist(options.cps, seed=options.seed * 1000 + index).type(
+                session, autoclose=index % 2 == 1
+            )
+            results[index] = await _session(editor, index, session, typing, options)
+
+    await asyncio.gather(*(typist(w) for w in range(options.typists)))
+    return [results[i] for i in sorted(results)]
+
+
+async def _session(
+    editor: Editor, index: int, session: Session, typing: Typing, options: RunOptions
+) -> SessionResult:
+    client = editor.client
+    uri = f"file:///prewrite-bench-lsp/{index:03d}-{session.name.replace('/', '-')}.py"
+    client.text_document_did_open(open_params(uri, typing.initial))
+    before = await _drafting_forwards(editor) if options.typists == 1 else None
+    requests = _TypingRequests(editor, uri, options)
+    typing_s = await _type(editor, uri, typing, requests)
+    await asyncio.sleep(options.pause_ms / 1000)
+    requests.cancel()
+    cursor = position_of(typing.final, typing.body_offset)
+    trigger_ms, answer = await editor.timed(INLINE, uri, cursor, invoked=False)
+    conventional_ms, plain = await editor.timed(PLAIN_COMPLETION, uri, cursor)
+    stats = await editor.stats()
+    trigger = last_trigger(stats, uri)
+    client.text_document_did_close(
+        types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
+    return SessionResult(
+        name=session.name, cps=options.cps, pause_ms=options.pause_ms, typists=options.typists,
+        autoclose=index % 2 == 1, keystrokes=len(typing.keystrokes), typing_s=round(typing_s, 3),
+        trigger_ms=round(trigger_ms, 3), answer=answer,
+        residual_forwards=int(trigger.get("residualForwards", -1)),
+        from_draft=bool(trigger.get("fromDraft", False)),
+        drafting_forwards=None if before is None else _phase(stats, "drafting") - before,
+        conventional_ms=round(conventional_ms, 3), conventional_answer=plain,
+        identical=answer == plain, typing_requests=requests.sent, final_text=typing.final,
+        cursor=typing.body_offset, warm_text=typing.warm, warm_cursor=typing.warm_cursor,
+    )  # fmt: skip
+
+
+async def _type(editor: Editor, uri: str, typing: Typing, requests: _TypingRequests) -> float:
+    """Send the keystrokes in real time (each at its own moment); the seconds it took."""
+    text = typing.initial
+    started = time.perf_counter()
+    deadline = started
+    last = len(typing.keystrokes) - 1
+    for number, stroke in enumerate(typing.keystrokes):
+        deadline += stroke.delay_s
+        await sleep_until(deadline)
+        requests.cancel()
+        position = position_of(text, stroke.offset)
+        change = types.TextDocumentContentChangePartial(
+            range=types.Range(start=position, end=position), text=stroke.text
+        )
+        document = types.VersionedTextDocumentIdentifier(uri=uri, version=number + 1)
+        editor.client.text_document_did_change(
+            types.DidChangeTextDocumentParams(text_document=document, content_changes=[change])
+        )
+        text = text[: stroke.offset] + stroke.text + text[stroke.offset :]
+        if number < last:  # after the last one the user pauses: the trigger is timed alone
+            requests.after(position_of(text, stroke.cursor))
+    return time.perf_counter() - started
+
+
+class _TypingRequests:
+    """VS Code's automatic inline requests while typing: after a debounce, cancelled by a key."""
+
+    def __init__(self, editor: Editor, uri: str, options: RunOptions):
+        self.editor, self.uri, self.options = editor, uri, options
+        self.pending: asyncio.Task[None] | None = None
+        self.in_flight: str | None = None  # the id of a request sent and not yet answered
+        self.sent = 0
+
+    def after(self, position: types.Position) -> None:
+        """A keystroke left the cursor at `position`: ask after the debounce."""
+        if self.options.editor == "vscode":
+            self.pending = asyncio.ensure_future(self._ask(position))
+
+    def cancel(self) -> None:
+        """The next keystroke: a request still waiting is dropped, a sent one cancelled.
+
+        A sent request's task stays to take the server's (cancelled) answer.
+        """
+        if self.in_flight is not None:
+            params = types.CancelParams(id=self.in_flight)
+            self.editor.client.protocol.notify(types.CANCEL_REQUEST, params)
+            self.in_flight = None
+        elif self.pending is not None:
+            self.pending.cancel()
+        self.pending = None
+
+    async def _ask(self, position: types.Position) -> None:
+        await asyncio.sleep(self.options.debounce_ms / 1000)
+        self.sent += 1
+        self.in_flight = message = f"typing-{uuid.uuid4().hex}"
+        params = inline_params(self.uri, position, invoked=False)
+        protocol = self.editor.client.protocol
+        with contextlib.suppress(JsonRpcException):  # a cancelled request answers so
+            await protocol.send_request_async(INLINE, params, msg_id=message)
+        if self.in_flight == message:
+            self.in_flight = None
+
+
+async def _drafting_forwards(editor: Editor) -> int:
+    return _phase(await editor.stats(), "drafting")
+
+
+def _phase(stats: Any, phase: str) -> int:
+    return int(stats.get("forwards", {}).get(phase, 0))
+
+

@@ -1,0 +1,113 @@
+"""A person typing a docstring: the keystrokes an editor sends, with human timing.
+
+Each keystroke is one incremental change. Enter brings the line's indentation with it (editors
+auto-indent). In an auto-closing session (VS Code's default), typing the third opening quote
+also inserts the closing quotes after the cursor; at the end the cursor jumps past them. Else
+the closing quotes are typed last. Timing: `cps` characters a second with log-normal jitter,
+longer after a word, longer still after a sentence and at a line break.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass
+
+from lsp_server.benchlsp.sessions import Session
+
+QUOTES = '"""'
+_JITTER = 0.35  # sigma of the log-normal factor on each interval
+_SENTENCE_ENDS = ".!?:"
+
+
+@dataclass(frozen=True)
+class Keystroke:
+    """Wait `delay_s`, then insert `text` at `offset`; the cursor ends at `cursor`."""
+
+    delay_s: float
+    offset: int
+    text: str
+    cursor: int
+
+
+@dataclass(frozen=True)
+class Typing:
+    """What a typist sends for one session, and where the first body line starts."""
+
+    initial: str  # the document when the session opens
+    keystrokes: tuple[Keystroke, ...]
+    final: str  # the document after the last keystroke
+    body_offset: int  # the cursor at the trigger: the first body line, indented
+    warm: str  # the document before the docstring's last character: what a cache could hold
+    warm_cursor: int  # the cursor in `warm`
+
+    @property
+    def typing_s(self) -> float:
+        """Seconds from the first keystroke to the last."""
+        return sum(k.delay_s for k in self.keystrokes)
+
+
+class Typist:
+    """Turns sessions into keystrokes at `cps`, reproducibly for a seed."""
+
+    def __init__(self, cps: float, seed: int = 0):
+        self.cps = cps
+        self.rng = random.Random(seed)
+
+    def type(self, session: Session, autoclose: bool) -> Typing:
+        """The keystrokes that write `session`'s docstring and open its body."""
+        indent = session.indent
+        newline = "\n" + indent
+        pieces = [*QUOTES, *_pieces(session.docstring)]
+        text, cursor = session.above + session.below, len(session.above)
+        initial, strokes, previous = text, [], ""
+        warm, warm_cursor = text, cursor
+        for i, piece in enumerate(pieces):
+            if i == len(pieces) - 1:
+                warm, warm_cursor = text, cursor
+            extra = QUOTES if autoclose and i == len(QUOTES) - 1 else ""
+            strokes.append(Keystroke(self._delay(previous, piece), cursor, piece + extra,
+                                     cursor + len(piece)))  # fmt: skip
+            text = text[:cursor] + piece + extra + text[cursor:]
+            cursor, previous = cursor + len(piece), piece
+        ending = [newline] if autoclose else [newline, *QUOTES, newline]
+        if autoclose:
+            cursor += len(QUOTES)  # End: past the closing quotes the editor inserted
+        for piece in ending:
+            strokes.append(Keystroke(self._delay(previous, piece), cursor, piece,
+                                     cursor + len(piece)))  # fmt: skip
+            text = text[:cursor] + piece + text[cursor:]
+            cursor, previous = cursor + len(piece), piece
+        return Typing(initial, tuple(strokes), text, cursor, warm, warm_cursor)
+
+    def _delay(self, previous: str, piece: str) -> float:
+        """Seconds before `piece` after `previous`: jittered, longer at word and sentence ends."""
+        base = 1.0 / self.cps
+        # exp(N(-s^2/2, s)) has mean 1: the average pace stays `cps`
+        delay = base * math.exp(self.rng.gauss(-_JITTER**2 / 2, _JITTER))
+        word_ended = previous == " "
+        sentence_ended = previous[-1:] in _SENTENCE_ENDS and piece == " "
+        if word_ended:
+            delay += base * self.rng.uniform(0.5, 1.5)
+        if sentence_ended or previous.startswith("\n"):  # a new thought
+            delay += self.rng.uniform(0.3, 1.0)
+        if piece.startswith("\n"):
+            delay += self.rng.uniform(0.2, 0.6)
+        return delay
+
+
+def _pieces(docstring: str) -> list[str]:
+    """The docstring as keystrokes: one character each, a line break with its indentation one."""
+    pieces: list[str] = []
+    i = 0
+    while i < len(docstring):
+        if docstring[i] == "\n":
+            end = i + 1
+            while end < len(docstring) and docstring[end] in " \t":
+                end += 1
+            pieces.append(docstring[i:end])
+            i = end
+        else:
+            pieces.append(docstring[i])
+            i += 1
+    return pieces

@@ -1,0 +1,100 @@
+"""`prewrite bench-lsp`: sessions, the typist's keystrokes, and a run against the real server."""
+
+from __future__ import annotations
+
+import json
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from lsp_server.benchlsp.sessions import default_sessions, read_sessions, write_sessions
+from lsp_server.benchlsp.typist import QUOTES, Typist
+from lsp_server.errors import ServerError
+from lsp_server.spec import find_spec
+
+
+def test_default_sessions_are_real_files_with_a_function_to_spec():
+    sessions = default_sessions(20)
+    assert len(sessions) == 20 and len({s.name for s in sessions}) == 20
+    assert any(s.name.startswith("own/") for s in sessions)
+    assert any(s.name.startswith("HumanEval/") for s in sessions)
+    for session in sessions:
+        header = session.above.rstrip().rsplit("\n", 1)[-1]
+        assert header.lstrip().startswith("def ") and header.endswith(":"), session.name
+        assert session.indent == "    " and session.docstring.strip()
+        assert "def " in session.below  # code below the function, too
+
+
+@pytest.mark.parametrize("autoclose", [False, True])
+def test_the_keystrokes_write_the_docstring_and_open_the_body(autoclose):
+    session = default_sessions(1)[0]
+    typing = Typist(12, seed=1).type(session, autoclose=autoclose)
+    text = typing.initial
+    for stroke in typing.keystrokes:
+        text = text[: stroke.offset] + stroke.text + text[stroke.offset :]
+    assert text == typing.final
+    # auto-closed quotes stay where the editor put them, right after the opening ones
+    closing = QUOTES if autoclose else f"\n    {QUOTES}"
+    docstring = f"{QUOTES}{session.docstring}{closing}\n    "
+    assert typing.final == session.above + docstring + session.below
+    assert typing.final[: typing.body_offset].endswith(docstring)
+    if autoclose:  # the editor closed the quotes when the third was typed
+        assert typing.keystrokes[2].text == '"' + QUOTES
+    spec = find_spec(typing.final, typing.body_offset, "python")
+    assert spec is not None and session.docstring.split("\n")[0] in spec.request.text
+
+
+def test_typing_is_paced_like_a_person():
+    session = default_sessions(1)[0]
+    fast = Typist(12, seed=3).type(session, autoclose=False)
+    slow = Typist(6, seed=3).type(session, autoclose=False)
+    delays = [k.delay_s for k in fast.keystrokes]
+    assert 1.5 < slow.typing_s / fast.typing_s < 2.5  # half the speed, the pauses alike
+    assert statistics.median(delays) < 1 / 12 * 1.5 < max(delays)  # jitter, longer pauses
+    again = Typist(12, seed=3).type(session, autoclose=False)
+    assert [k.delay_s for k in again.keystrokes] == delays  # reproducible for a seed
+
+
+def test_sessions_round_trip_through_jsonl_and_bad_files_are_clear(tmp_path: Path):
+    path = tmp_path / "sessions.jsonl"
+    write_sessions(default_sessions(3), path)
+    assert read_sessions(path) == default_sessions(3)
+    (tmp_path / "bad.jsonl").write_text('{"name": "x", "above": "def f():\\n    "}\n')
+    with pytest.raises(ServerError, match="bad.jsonl:1: a session needs string fields"):
+        read_sessions(tmp_path / "bad.jsonl")
+    (tmp_path / "empty.jsonl").write_text("\n")
+    with pytest.raises(ServerError, match="holds no session"):
+        read_sessions(tmp_path / "empty.jsonl")
+
+
+@pytest.mark.real_model
+def test_bench_lsp_times_typed_sessions_against_both_conventional_requests(
+    real_model_name: str, tmp_path: Path
+):
+    sessions = tmp_path / "sessions.jsonl"
+    short = sorted(default_sessions(6), key=lambda s: len(s.docstring))[:2]
+    write_sessions(short, sessions)
+    command = [
+        sys.executable, "-m", "lsp_server.cli", "bench-lsp", "--model", real_model_name,
+        "--prompt-format", "chat", "--max-tokens", "24", "--sessions-file", str(sessions),
+        "--cps", "60", "--pause-ms", "300", "--typists", "1,2", "--out", str(tmp_path / "out"),
+    ]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=1800)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "streaming p50 / p90 / p95" in done.stdout
+    data = json.loads((tmp_path / "out" / "bench-lsp.json").read_text())
+    assert [(s["cps"], s["pause_ms"], s["typists"]) for s in data["summary"]] == [
+        (60.0, 300, 1), (60.0, 300, 2),
+    ]  # fmt: skip
+    assert len(data["sessions"]) == 4
+    for session in data["sessions"]:
+        assert session["trigger_ms"] > 0 and session["conventional_ms"] > 0
+        assert session["typing_requests"] > 0  # VS Code asked while the docstring was typed
+        assert session["extra"]["llamacpp_ms"] > 0
+    alone = [s for s in data["sessions"] if s["typists"] == 1]
+    assert all(s["drafting_forwards"] > 0 for s in alone)
+    assert data["runtime"]["kind"] in ("torch", "llamacpp")
+    assert (tmp_path / "out" / "bench-lsp-cdf.png").read_bytes()[:4] == b"\x89PNG"
