@@ -20,7 +20,7 @@ import itertools
 import threading
 from collections import Counter, deque
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from inference.api import Completion, Request
@@ -57,6 +57,7 @@ class _Job:
     config: EngineConfig | None = None
     future: asyncio.Future[Any] | None = None
     min_forwards: int = 0  # a draft's forwards before a newer keystroke may stop it
+    waiters: list[asyncio.Future[Any]] = field(default_factory=list)  # triggers on a draft
 
 
 def _load_engine(config: EngineConfig) -> Engine:
@@ -123,7 +124,7 @@ class Worker:
         keys = ("submitted", "processed", "superseded", "dropped", "failed")
         with self._cond:
             counts = {key: self._counts[key] for key in keys}
-            running = sum(job.kind == "draft" for job in self._running)
+            running = sum(job.kind == "draft" for job in [*self._running, *self._urgent])
             counts["pending"] = len(self._drafts) + running
         return counts
 
@@ -159,6 +160,8 @@ class Worker:
         """
         future: asyncio.Future[Completion] = self._loop.create_future()
         with self._cond:
+            if self._await_draft(doc, request, future):
+                return future
             ticket = next(self._tickets)
             if self._drafts.pop(doc, None) is not None:  # the trigger covers it
                 self._counts["dropped"] += 1
@@ -212,6 +215,32 @@ class Worker:
             self._cond.notify()
 
     # -- scheduling (callers hold the lock) ---------------------------------------------------
+
+    def _await_draft(self, doc: str, request: Request, future: asyncio.Future[Any]) -> bool:
+        """Let a trigger wait for the document's draft when that draft is this very request.
+
+        The draft is the work the trigger needs: it goes on undisturbed (a pending one moves
+        ahead of everything else), other documents' drafting yields, and the trigger gets its
+        completion. A trigger that stops waiting leaves the draft running as drafting.
+        """
+        job = next((j for j in self._running if j.kind == "draft" and j.doc == doc), None)
+        pending = self._drafts.get(doc)
+        if job is None and pending is not None and pending.request == request:
+            job = self._drafts.pop(doc)
+            self._urgent.append(job)
+            self._cond.notify()
+        if job is None or job.request != request:
+            return False
+        job.waiters.append(future)
+        self._preempt_drafting(doc)
+        future.add_done_callback(lambda f: self._detach(job, f))
+        return True
+
+    def _detach(self, job: _Job, future: asyncio.Future[Any]) -> None:
+        if future.cancelled():
+            with self._cond:
+                if future in job.waiters:
+                    job.waiters.remove(future)
 
     def _urgent_job(self, job: _Job) -> Any:
         with self._cond:
@@ -368,8 +397,12 @@ class Worker:
             self._emit(DraftEvent(job.doc, job.tag, "verified", result))
         elif job.future is not None:
             self._settle(job.future, result=result)
+        for waiter in job.waiters:
+            self._settle(waiter, result=result)
 
     def _superseded(self, job: _Job, exc: Superseded) -> None:
+        for waiter in job.waiters:  # a newer version came: the trigger's answer is stale
+            self._settle(waiter, error=exc)
         if job.kind != "draft":
             if job.future is not None:
                 self._settle(job.future, error=exc)
@@ -386,6 +419,8 @@ class Worker:
         self._emit(DraftEvent(job.doc, job.tag, "accepted", partial))
 
     def _failed(self, job: _Job, exc: Exception) -> None:
+        for waiter in job.waiters:
+            self._settle(waiter, error=exc)
         if job.kind == "load":
             with self._cond:
                 self._loading -= 1

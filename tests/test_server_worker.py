@@ -296,3 +296,48 @@ async def test_an_engine_that_batches_runs_several_documents_drafts_together(har
     assert harness.worker.stats() == {
         "submitted": 3, "processed": 2, "superseded": 0, "dropped": 0, "failed": 1, "pending": 0,
     }
+
+
+async def test_a_trigger_for_the_request_being_drafted_waits_for_that_draft(harness):
+    harness.engine.gate.clear()
+    harness.worker.draft("a", request("a1"), 1)
+    await harness.wait_in_forward()
+    answer = harness.worker.finalize("a", request("a1"), 2)
+    harness.engine.gate.set()
+
+    assert (await answer).text == "A1"
+    assert harness.engine.calls == [("update", "a", "a1")]  # no second pass over the same work
+    assert (await harness.event("a", "verified", 1)).completion is not None
+
+
+async def test_a_trigger_moves_its_pending_draft_ahead_of_other_documents(harness):
+    harness.engine.gate.clear()
+    harness.worker.draft("a", request("a1"), 1)
+    await harness.wait_in_forward()
+    harness.worker.draft("b", request("b1"), 1)
+    harness.worker.draft("c", request("c1"), 1)
+    answer = harness.worker.finalize("c", request("c1"), 2)  # c's draft is this request
+    harness.engine.gate.set()
+
+    assert (await answer).text == "C1"
+    await harness.event("b", "verified", 1)
+    await harness.event("a", "verified", 1)
+    updates = [c[1] for c in harness.engine.calls if c[0] == "update"]
+    assert updates == ["a", "c", "b", "a"]  # a yields to the trigger and queues again, behind b
+    stats = harness.worker.stats()
+    assert stats["pending"] == 0 and stats["submitted"] == sum(
+        stats[k] for k in ("processed", "superseded", "dropped", "failed")
+    )
+
+
+async def test_a_cancelled_trigger_leaves_the_draft_it_waited_for_running(harness):
+    harness.engine.gate.clear()
+    harness.worker.draft("a", request("a1"), 1)
+    await harness.wait_in_forward()
+    answer = harness.worker.finalize("a", request("a1"), 2)
+    answer.cancel()
+    await asyncio.sleep(0)
+    harness.engine.gate.set()
+
+    assert (await harness.event("a", "verified", 1)).completion.text == "A1"
+    assert harness.engine.calls == [("update", "a", "a1")]
