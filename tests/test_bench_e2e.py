@@ -46,3 +46,21 @@ def test_bench_runs_three_problems_and_exact_stream_equals_base(
     assert (tmp_path / "speedup.png").read_bytes()[:4] == b"\x89PNG"
     printed = capsys.readouterr().out
     assert "Quality (%)" in printed and "mini (pass@1)" in printed
+
+
+@pytest.mark.real_model
+@pytest.mark.skipif(not packs.is_installed(MODEL), reason=f"needs the {MODEL} pack installed")
+def test_pass1_scores_plain_greedy_answers(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    code = main([
+        "bench", "pass1", "--suite", str(DATA / "mini.jsonl"), "--model", MODEL,
+        "--prompt-format", "chat", "--max-tokens", "64", "--out", str(tmp_path),
+    ])  # fmt: skip
+    assert code == 0
+    document = json.loads((tmp_path / "pass1.json").read_text(encoding="utf-8"))
+    summary = document["summary"]
+    assert summary["problems"] == 4 and len(document["answers"]) == 4
+    passed = sum(a["passed"] for a in document["answers"])
+    assert summary["pass_at_1"] == passed / 4
+    assert set(summary["statuses"]) <= {"passed", "failed", "timeout", "crashed"}
+    assert document["runtime"] in ("torch", "llamacpp")
+    assert "pass@1" in capsys.readouterr().out

@@ -56,7 +56,9 @@ def register(commands: argparse._SubParsersAction) -> None:
         f"(before -> after) is printed and written to OUT/{TABLE_3}."
     )
     bench.set_defaults(handler=_dispatch)
-    actions = bench.add_subparsers(dest="bench_command", metavar="{compare,merge,runtimes}")
+    actions = bench.add_subparsers(
+        dest="bench_command", metavar="{compare,merge,runtimes,pass1}"
+    )
     compare = actions.add_parser("compare", help="print the deltas between two result folders")
     compare.add_argument("before", type=Path, help="result folder A")
     compare.add_argument("after", type=Path, help="result folder B")
@@ -83,6 +85,19 @@ def register(commands: argparse._SubParsersAction) -> None:
     runtimes.add_argument("--prompts", type=positive, default=5, help="HumanEval prompts decoded")
     runtimes.add_argument("--max-tokens", type=positive, default=64, help="tokens per decode")
     runtimes.add_argument("--out", type=Path, default=DEFAULT_OUT / "runtimes")
+    pass1 = actions.add_parser(
+        "pass1",
+        help="answer quality alone: plain greedy on every problem and its tests (pass@1)",
+        description="Plain greedy decoding of each problem's final prompt and its test, with "
+        "no streaming: a third of the bench's work, to compare models and prompt formats.",
+    )
+    add_engine_arguments(pass1)
+    pass1.add_argument("--suite", default="humaneval", help="'humaneval' or a JSONL file path")
+    pass1.add_argument("--limit", type=positive, default=None, help="first N problems only")
+    pass1.add_argument("--shard", type=_shard, default=None, metavar="K/N")
+    pass1.add_argument("--out", type=Path, default=DEFAULT_OUT / "pass1")
+    pass1.add_argument("--test-timeout", type=float, default=Limits.timeout_s, help="seconds")
+    pass1.add_argument("--test-memory-mb", type=positive, default=Limits.memory_mb)
 
 
 def default_out(args: argparse.Namespace) -> Path:
@@ -106,7 +121,38 @@ def _dispatch(args: argparse.Namespace) -> int:
         return _merge(args)
     if args.bench_command == "runtimes":
         return _runtimes(args)
+    if args.bench_command == "pass1":
+        return _pass1(args)
     return _run(args)
+
+
+def _pass1(args: argparse.Namespace) -> int:
+    from inference.bench.quality import PASS1_FILE, measure_pass1, pass1_document
+    from inference.bench.results import write_results
+    from inference.config import validate_engine_config
+    from inference.engine import Engine
+
+    engine = Engine.load(validate_engine_config(engine_config_from(args)))
+    limits = Limits(timeout_s=args.test_timeout, memory_mb=args.test_memory_mb)
+    answers, refused = measure_pass1(engine, _problems(args), limits)
+    document = pass1_document(_meta(args, engine, len(answers) + len(refused)), answers, refused)
+    summary = document["summary"]
+    print(f"{args.model} on {engine.runtime.info.kind}: pass@1 {100 * summary['pass_at_1']:.1f}% "
+          f"of {summary['problems']} ({summary['refused']} refused), median "
+          f"{summary['median_tokens']} tokens in {summary['median_ms']:.0f} ms")  # fmt: skip
+    print(f"wrote {write_results(args.out, document, PASS1_FILE)}")
+    return 0
+
+
+def _problems(args: argparse.Namespace) -> list:
+    """The suite's problems, cut to --limit and --shard."""
+    from inference.bench.suites import load_suite
+
+    problems = load_suite(args.suite)[: args.limit]
+    if args.shard:
+        index, count = args.shard
+        problems = problems[index - 1 :: count]
+    return problems
 
 
 def _runtimes(args: argparse.Namespace) -> int:
@@ -154,12 +200,8 @@ def _run(args: argparse.Namespace) -> int:
     from inference.bench.report import format_adaptation, format_table, write_plot
     from inference.bench.results import build_results, resume_run, write_results
     from inference.bench.runner import BenchRun, run_suites
-    from inference.bench.suites import load_suite
 
-    problems = load_suite(args.suite)[: args.limit]
-    if args.shard:
-        index, count = args.shard
-        problems = problems[index - 1 :: count]
+    problems = _problems(args)
     out = args.out or default_out(args)
     engines = _engines(args)
     folders = {name: out / name for name in engines}  # "" (one engine): out itself

@@ -1,0 +1,86 @@
+"""`prewrite bench pass1`: answer quality alone, plain greedy on every problem and its tests.
+
+A third of a streaming bench's work (no warm base, no streaming), for comparing models and
+prompt formats on a whole suite. The prompt is the one the streaming bench finalizes on (the
+whole docstring, closed), so the figures compare with its pass@1.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from tqdm import tqdm
+
+from inference.api import Request
+from inference.bench.sandbox import Limits, run_test
+from inference.bench.segment import DocstringNotFound, split_prompt
+from inference.bench.suites import Problem
+from inference.engine import Engine
+from inference.errors import RequestError
+
+PASS1_FILE = "pass1.json"
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One problem's plain greedy answer and its verdict."""
+
+    task_id: str
+    passed: bool
+    tokens: int
+    finish_reason: str
+    ms: float
+    status: str  # the sandbox's verdict: passed, failed, timeout, error ...
+
+
+def final_prompt(problem: Problem) -> str:
+    """The streaming bench's last prompt (all units, docstring closed), else the prompt."""
+    try:
+        spec = split_prompt(problem.prompt)
+    except DocstringNotFound:
+        return problem.prompt
+    return spec.prompt(len(spec.units))
+
+
+def measure_pass1(
+    engine: Engine, problems: list[Problem], limits: Limits, progress: bool = True
+) -> tuple[list[Answer], dict[str, str]]:
+    """Every problem's answer and verdict; refusals (too long, say) are kept apart."""
+    answers, refused = [], {}
+    bar = tqdm(problems, desc="pass@1", unit="problem", disable=not progress, dynamic_ncols=True)
+    for problem in bar:
+        prompt = final_prompt(problem)
+        try:
+            answer = engine.generate(Request(prompt))
+        except RequestError as exc:
+            refused[problem.task_id] = str(exc)
+            continue
+        outcome = run_test(problem, answer.text, limits, prompt=prompt)
+        answers.append(Answer(problem.task_id, outcome.passed, len(answer.token_ids),
+                              answer.finish_reason, round(answer.cost.wall_ms, 1),
+                              outcome.status))  # fmt: skip
+        bar.set_postfix_str(f"pass@1 {100 * sum(a.passed for a in answers) / len(answers):.1f}%")
+    return answers, refused
+
+
+def summarize_pass1(answers: list[Answer], refused: dict[str, str]) -> dict[str, Any]:
+    """pass@1 over all problems (a refused one counts as failed) and the answers' shape."""
+    total = len(answers) + len(refused)
+    return {
+        "problems": total,
+        "pass_at_1": sum(a.passed for a in answers) / max(total, 1),
+        "refused": len(refused),
+        "median_tokens": statistics.median(a.tokens for a in answers) if answers else 0,
+        "median_ms": statistics.median(a.ms for a in answers) if answers else 0.0,
+        "statuses": {s: sum(a.status == s for a in answers) for s in {a.status for a in answers}},
+    }
+
+
+def pass1_document(
+    meta: dict[str, Any], answers: list[Answer], refused: dict[str, str]
+) -> dict[str, Any]:
+    """What pass1.json holds."""
+    return {**meta, "summary": summarize_pass1(answers, refused),
+            "answers": [asdict(a) for a in answers], "refused": refused}  # fmt: skip
