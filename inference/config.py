@@ -35,6 +35,7 @@ class EngineConfig(BaseModel):
     context_size: int = Field(default=16384, ge=256, le=1 << 20)  # llama.cpp: KV cells, shared
     batch_size: int = Field(default=512, ge=8, le=16384)  # llama.cpp: most tokens per decode
     sequences: int = Field(default=8, ge=1, le=256)  # llama.cpp: cached sessions at once
+    memory_budget_mb: int | None = Field(default=None, ge=1)  # sessions' caches; None: RAM/4
     trust_remote_code: bool = False
     acceptance: Acceptance = "exact"
     threshold: float = Field(default=DEFAULT_THRESHOLD, gt=0.0, le=1.0)

@@ -80,6 +80,11 @@ class Settings(BaseModel):
     sequences: int = _engine(
         "sequences", "llama.cpp: documents cached at once (the least recently used one yields)."
     )
+    memory_budget_mb: int | None = _engine(
+        "memory_budget_mb",
+        "Most MiB the documents' caches hold (torch; llama.cpp is bounded by contextSize); the "
+        "least recently used give theirs up first (null: a quarter of the machine's memory).",
+    )
     acceptance: Acceptance = _engine(
         "acceptance", "How draft tokens are kept: exact (greedy-identical), threshold or sample."
     )

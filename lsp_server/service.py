@@ -207,6 +207,7 @@ class Service:
             "settings": self.settings.model_dump(by_alias=True),
             "forwards": {"drafting": 0, "residual": 0, "baseline": 0, **worker.forwards()},
             "drafts": worker.stats(),
+            "memory": worker.memory(),
             "documents": [
                 {
                     "uri": doc.uri,

@@ -114,6 +114,15 @@ class Worker:
         engine = self._engine
         return engine.runtime.info if engine is not None else None
 
+    def memory(self) -> dict[str, int]:
+        """The documents' caches: bytes held, the budget, evictions so far."""
+        engine = self._engine
+        if engine is None:
+            return {}
+        budget = engine.memory
+        return {"cacheBytes": budget.held, "budgetBytes": budget.budget,
+                "evictions": budget.evictions}  # fmt: skip
+
     def forwards(self) -> dict[str, int]:
         """Model forwards so far by phase (drafting, residual, baseline)."""
         engine = self._engine

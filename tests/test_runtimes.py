@@ -268,3 +268,22 @@ def test_auto_picks_llama_cpp_for_a_gguf_on_the_cpu_and_torch_otherwise(
     assert choose_runtime(EngineConfig(model=str(tiny_model_dir)), hf) == "torch"
     as_torch = EngineConfig(model=str(tiny_gguf_dir), dtype="float32")
     assert choose_runtime(as_torch, gguf) == "torch"
+
+
+def test_caches_beyond_the_memory_budget_are_evicted_least_recently_used_first(tiny_model_dir):
+    engine = Engine.load(settings("torch", tiny_model_dir, dtype="float64", max_tokens=8,
+                                  lookahead=0, memory_budget_mb=1))  # fmt: skip
+    texts = [f"# note {i}\n" + "values = [3, 1, 2]\n" * 24 for i in range(3)]  # ~390 tokens
+    answers = [engine.generate(Request(t)).token_ids for t in texts]
+    for i, text in enumerate(texts):
+        engine.open(f"s{i}")
+        engine.update(f"s{i}", Request(text), 1)
+    held = [engine._sessions[f"s{i}"].kv.sequence.cache_bytes for i in range(3)]
+    assert held[0] == 0 and held[2] > 0  # the oldest gave its cache up
+    assert sum(held) <= 1 << 20 and engine.memory.evictions >= 1
+    before = engine.counter.tokens_by_phase.get("residual", 0)
+    back = engine.finalize("s0", Request(texts[0] + "# sorted\n"), 2)
+    assert back.finished  # its draft was kept; the cache is rebuilt by this forward
+    encoded = engine.counter.tokens_by_phase["residual"] - before
+    assert encoded >= len(engine.prompt(Request(texts[0])).ids)
+    assert engine.generate(Request(texts[0])).token_ids == answers[0]

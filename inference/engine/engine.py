@@ -13,6 +13,7 @@ from inference.api import Completion, Cost, FinishReason, ForwardCounter, Reques
 from inference.config import EngineConfig
 from inference.engine.acceptance import make_rule
 from inference.engine.kvcache import KVState, Steps, run_alone, run_together
+from inference.engine.memory import MemoryBudget, default_budget_mib
 from inference.engine.prompting import Prompt, PromptBuilder, extract_body
 from inference.engine.session import Session
 from inference.engine.stopping import StopRule
@@ -57,6 +58,7 @@ class Engine:
         self._lock = threading.Lock()
         self._eos = runtime.eos_ids
         self._piece = functools.lru_cache(maxsize=None)(self._decode_one)
+        self.memory = MemoryBudget(config.memory_budget_mb or default_budget_mib())
 
     @classmethod
     def load(cls, config: EngineConfig) -> Engine:
@@ -82,6 +84,7 @@ class Engine:
         if old is not None:
             old.kv.close()
         self._sessions[session_id] = self._new_session(self.shape.lookahead, drafting=True)
+        self.memory.touch(session_id)
         with self._lock:
             self._latest.setdefault(session_id, 0)
 
@@ -90,6 +93,7 @@ class Engine:
         session = self._sessions.pop(session_id, None)
         if session is not None:
             session.kv.close()
+        self.memory.forget(session_id)
         with self._lock:
             self._latest.pop(session_id, None)
             self._newer.pop(session_id, None)
@@ -136,8 +140,13 @@ class Engine:
             check = self._checker(job.session_id, job.version, job.min_forwards)
             steps = session.sync(prompt.ids, self.stop_rule(prompt), check)
             work[i] = (session, prompt, steps)
-        with self._in_phase(DRAFTING):
-            costs = run_together([w[2] for w in work.values()], self.runtime.forward)
+        for job in updates:
+            self.memory.touch(job.session_id)
+        try:
+            with self._in_phase(DRAFTING):
+                costs = run_together([w[2] for w in work.values()], self.runtime.forward)
+        finally:
+            self.memory.fit(self._sessions, keep={job.session_id for job in updates})
         for (i, (session, prompt, _)), cost in zip(work.items(), costs, strict=True):
             if isinstance(cost, Exception):
                 results[i] = cost
@@ -208,8 +217,12 @@ class Engine:
         session = self._session(session_id)
         prompt = self.prompt(request)
         check = self._checker(session_id, version, min_forwards)
-        with self._in_phase(phase):
-            cost = self._run(session.sync(prompt.ids, self.stop_rule(prompt), check))
+        self.memory.touch(session_id)
+        try:
+            with self._in_phase(phase):
+                cost = self._run(session.sync(prompt.ids, self.stop_rule(prompt), check))
+        finally:
+            self.memory.fit(self._sessions, keep={session_id})
         return self._completion(session, prompt, cost, version)
 
     def _run(self, steps: Steps[T]) -> T:

@@ -137,6 +137,10 @@ class KVState:
         twin.ids, twin.tail = list(self.ids), self.tail
         return twin
 
+    def evict(self) -> None:
+        """Drop the cache (its tokens are fed again when the sequence is next used)."""
+        self.truncate(0)
+
     def close(self) -> None:
         """Free the runtime's cache of this sequence."""
         self.sequence.close()

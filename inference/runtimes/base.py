@@ -30,6 +30,11 @@ class RuntimeSequence(Protocol):
         """Tokens in the cache; it drops to 0 when the runtime evicts the sequence."""
         ...
 
+    @property
+    def cache_bytes(self) -> int:
+        """Memory this sequence's cache holds beyond what the runtime allocated up front."""
+        ...
+
     def truncate(self, length: int) -> None:
         """Keep the first `length` cached tokens."""
         ...

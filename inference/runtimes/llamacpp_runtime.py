@@ -78,6 +78,11 @@ class LlamaSequence:
         self.length = 0
         self.used = 0  # the runtime's clock at its last forward: least recently used goes first
 
+    @property
+    def cache_bytes(self) -> int:
+        """0: the cells live in the context's KV cache, allocated once (`context_size`)."""
+        return 0
+
     def truncate(self, length: int) -> None:
         """Keep the first `length` cached tokens."""
         self.runtime.truncate(self, length)

@@ -106,6 +106,13 @@ class TorchSequence:
         self.cache = DynamicCache()
         self.length = 0
 
+    @property
+    def cache_bytes(self) -> int:
+        """The keys and values held, every layer."""
+        tensors = [getattr(layer, name, None) for layer in self.cache.layers
+                   for name in ("keys", "values")]  # fmt: skip
+        return sum(t.nbytes for t in tensors if isinstance(t, torch.Tensor))
+
     def truncate(self, length: int) -> None:
         """Keep the first `length` cached tokens."""
         if length >= self.length:
