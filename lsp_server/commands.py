@@ -68,6 +68,9 @@ def register(commands: argparse._SubParsersAction) -> None:
     bench.add_argument("--no-llamacpp", action="store_true", help="skip the llama.cpp baseline")
     bench.add_argument("--set", action="append", default=[], metavar="KEY=JSON",
                        help="an extra server setting by wire name: draftMinForwards=2")  # fmt: skip
+    bench.add_argument("--memory-docs", type=int, default=0, metavar="N",
+                       help="instead: the server's RSS with N documents drafted, and the cost "
+                       "of returning to the oldest")  # fmt: skip
     bench.add_argument("--out", type=Path, default=Path("bench-out") / "lsp")
     bench.set_defaults(handler=_bench_lsp)
 
@@ -137,6 +140,7 @@ def _bench_lsp(args: argparse.Namespace) -> int:
         typists=args.typists,
         editor=args.editor, debounce_ms=args.debounce_ms, seed=args.seed,
         llamacpp_baseline=not args.no_llamacpp, server_settings=_pairs(args.set),
+        memory_docs=args.memory_docs,
     )  # fmt: skip
     return run_bench(options)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
@@ -37,6 +38,7 @@ class BenchOptions:
     debounce_ms: int = 50
     seed: int = 0
     llamacpp_baseline: bool = True
+    memory_docs: int = 0  # > 0: measure the server's memory with this many documents instead
     server_settings: tuple[tuple[str, Any], ...] = ()  # extra wire settings, for experiments
 
 
@@ -46,6 +48,8 @@ def run_bench(options: BenchOptions) -> int:
         read_sessions(options.sessions_file) if options.sessions_file
         else default_sessions(options.sessions)
     )  # fmt: skip
+    if options.memory_docs:
+        return asyncio.run(_memory(options, sessions))
     results, runtime = asyncio.run(_configurations(options, sessions))
     if not results:
         return 2
@@ -85,6 +89,34 @@ async def _configurations(
                 print(f"{cps:g} cps, {pause} ms pause, {typists} typist(s): {len(done)} sessions",
                       file=sys.stderr)  # fmt: skip
     return results, runtime
+
+
+async def _memory(options: BenchOptions, sessions: list[Session]) -> int:
+    from lsp_server.benchlsp.memory import as_dict, measure_memory
+
+    editor = Editor("prewrite-bench-lsp")
+    try:
+        status = await editor.start(_settings(options))
+        if status.state != "ready":
+            print(f"prewrite bench-lsp: no model: {status.message}", file=sys.stderr)
+            return 2
+        runtime = (await editor.stats()).get("runtime") or {}
+        result = await measure_memory(editor, sessions, options.memory_docs)
+    finally:
+        await editor.close()
+    document = {"runtime": runtime, "model": options.model, **as_dict(result)}
+    options.out.mkdir(parents=True, exist_ok=True)
+    path = options.out / "memory.json"
+    path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+    print(
+        f"{result.documents} documents drafted in {result.drafting_s:.0f} s on "
+        f"{runtime.get('kind', '?')}: server RSS {result.rss_mib} MiB (model loaded, no "
+        f"document: {result.rss_before_mib} MiB); caches {result.memory}\n"
+        f"return to the oldest: {result.return_oldest_ms:.0f} ms "
+        f"({result.return_oldest_forwards} forwards); to the newest: "
+        f"{result.return_newest_ms:.0f} ms ({result.return_newest_forwards} forwards)\nwrote {path}"
+    )
+    return 0
 
 
 def _settings(options: BenchOptions) -> dict[str, Any]:
