@@ -84,7 +84,7 @@ def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--verify-chunk", type=int, default=None,
         help="first chunk of a verify pass, doubling, stopping at a rejection; 0: one pass "
-        "(default: the runtime's; 0 on torch, 8 on a CPU llama.cpp)",
+        "(default: the runtime's, one pass on both)",
     )  # fmt: skip
 
 
