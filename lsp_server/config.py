@@ -109,11 +109,13 @@ class Settings(BaseModel):
     drafting: bool = Field(
         default=True, description="Keep a draft current while the spec is typed."
     )
-    idle_only: bool = Field(
-        default=False, description="Draft only after the typing pauses for idleMs."
+    draft_on: Literal["keystroke", "word", "idle"] = Field(
+        default="keystroke",
+        description="When an edit starts drafting: every keystroke; the end of a word (or "
+        "after idleMs without typing); or only after idleMs without typing.",
     )
     idle_ms: int = Field(
-        default=300, ge=0, le=10_000, description="Pause (ms) before idle-only drafting."
+        default=300, ge=0, le=10_000, description="Pause (ms) that starts drafting (word, idle)."
     )
     draft_min_forwards: int = Field(
         default=4,

@@ -54,6 +54,19 @@ def edit_point(
     return point, (min(starts) if starts else None)
 
 
+WORD_ENDS = frozenset(" \t\n.,;:!?)]}'\"`")
+
+
+def ends_a_word(changes: Sequence[types.TextDocumentContentChangeEvent]) -> bool:
+    """True when the last change inserted text ending in a space, a line break or punctuation."""
+    if not changes:
+        return True
+    last = changes[-1]
+    if not isinstance(last, types.TextDocumentContentChangePartial):
+        return True  # the whole text was replaced
+    return bool(last.text) and last.text[-1] in WORD_ENDS
+
+
 def inline_list(document: TextDocument | None, edit: Edit | None) -> types.InlineCompletionList:
     """The answer as one inline completion item with the range it replaces."""
     if document is None or edit is None:

@@ -54,7 +54,7 @@ class Drafting(UsesContext):
         doc.edited(len(document.source), first_start)
         spec = doc.find(document.source, point, *self._window())
         if spec is not None:
-            self._draft(doc, document, spec)
+            self._draft(doc, document, spec, convert.ends_a_word(changes))
 
     def redraft_all(self) -> None:
         """After a (re)load or re-enabling: draft every document's spec again."""
@@ -91,18 +91,23 @@ class Drafting(UsesContext):
             )
             self.notify.draft(params)
 
-    def _draft(self, doc: Document, document: TextDocument, spec: Spec) -> None:
+    def _draft(
+        self, doc: Document, document: TextDocument, spec: Spec, word_ended: bool = True
+    ) -> None:
+        """Draft for the spec now, or once the typing pauses (`draftOn`)."""
         settings = self.settings()
         if not (self.active() and settings.drafting):
             return
+        wait = settings.draft_on == "idle" or (settings.draft_on == "word" and not word_ended)
         if spec.request == doc.submitted:
             self._same_request(doc, document, spec)
-        elif settings.idle_only:
+        elif wait:
             self._when_idle(doc.uri, settings.idle_ms)
         else:
             self._submit(doc, document, spec)
 
     def _submit(self, doc: Document, document: TextDocument, spec: Spec) -> None:
+        self.forget(doc.uri)  # a waiting idle timer would only submit this again
         doc.submitted = spec.request
         doc.tag = DraftTag.of(document, spec)
         self.worker().draft(doc.uri, spec.request, doc.tag, self.settings().draft_min_forwards)

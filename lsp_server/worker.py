@@ -262,16 +262,24 @@ class Worker:
             self._engine.supersede(doc, ticket, soft=soft)
 
     def _preempt_drafting(self, keep: str | None) -> None:
-        """Stop other documents' running drafts at their next forward and queue them again."""
+        """Stop other documents' running drafts at their next forward and queue them again.
+
+        A draft a trigger waits for goes back among the urgent jobs, its trigger with it.
+        """
         for running in self._running:
             if running.kind != "draft" or running.doc == keep:
                 continue
             ticket = next(self._tickets)
             pending = self._drafts.get(running.doc)
             if pending is not None:
-                pending.ticket = ticket
+                pending.ticket = ticket  # newer: it serves the document (stale triggers fail)
             else:
-                self._drafts[running.doc] = replace(running, ticket=ticket)
+                again = replace(running, ticket=ticket, waiters=running.waiters)
+                running.waiters = []
+                if again.waiters:
+                    self._urgent.append(again)
+                else:
+                    self._drafts[running.doc] = again
                 self._counts["submitted"] += 1
             self._supersede(running.doc, ticket)
 

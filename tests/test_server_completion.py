@@ -22,6 +22,7 @@ from tests.lsp_fixtures import (
     SERVER,
     Doc,
     PrewriteClient,
+    configure,
     finish,
     inline,
     last_trigger,
@@ -160,3 +161,22 @@ async def test_a_cancelled_trigger_is_answered_as_cancelled_and_the_server_goes_
     client.workspace_did_change_configuration(
         types.DidChangeConfigurationParams(settings={"prewrite": {"drafting": True}})
     )
+
+
+async def test_drafting_on_word_ends_submits_once_a_word_and_answers_the_same(client):
+    configure(client, {"draftOn": "word", "idleMs": 200})
+    try:
+        doc = Doc.from_case("strings", uri="file:///workspace/words.py")
+        doc.open(client)
+        before = (await stats(client))["drafts"]["submitted"]
+        typed = "Return text in upper case."
+        doc.type(client, typed + '"""\n    ')
+        await verified(client, doc)
+        submitted = (await stats(client))["drafts"]["submitted"] - before
+        # one draft a word end (4 spaces, the period), the quotes and newline change nothing
+        # more, and at most one more when the typing pause ends a word early
+        assert submitted <= typed.count(" ") + 2 < len(typed)
+        answer = await inline(client, doc)
+        assert answer is not None and answer == await plain(client, doc)
+    finally:
+        configure(client, {})

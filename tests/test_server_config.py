@@ -31,7 +31,7 @@ def test_wire_names_are_camel_case_and_snake_case_is_accepted_too():
     assert settings.max_tokens == 32
     assert (settings.prompt_format, settings.draft_preview) == ("chat", True)
     assert WIRE_NAMES["max_tokens"] == "maxTokens"
-    assert WIRE_NAMES["idle_only"] == "idleOnly"
+    assert WIRE_NAMES["draft_on"] == "draftOn"
 
 
 def test_engine_settings_are_the_engines_own_fields():

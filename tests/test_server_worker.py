@@ -341,3 +341,15 @@ async def test_a_cancelled_trigger_leaves_the_draft_it_waited_for_running(harnes
 
     assert (await harness.event("a", "verified", 1)).completion.text == "A1"
     assert harness.engine.calls == [("update", "a", "a1")]
+
+
+async def test_a_trigger_waiting_for_its_draft_survives_another_documents_trigger(harness):
+    harness.engine.gate.clear()
+    harness.worker.draft("a", request("a1"), 1)
+    await harness.wait_in_forward()
+    first = harness.worker.finalize("a", request("a1"), 2)  # waits for a's draft
+    second = harness.worker.finalize("b", request("b1"), 1)  # preempts a's draft
+    harness.engine.gate.set()
+
+    assert (await second).text == "B1"
+    assert (await first).text == "A1"  # a's draft was queued again, its trigger with it
