@@ -20,6 +20,7 @@ from inference.config import EngineConfig
 from inference.engine import Engine
 from inference.engine.kvcache import KVState, run_alone
 from inference.runtimes import model_files
+from inference.runtimes.base import Feed
 
 RUNTIMES_FILE = "runtimes.json"
 
@@ -33,6 +34,8 @@ class RuntimeFigures:
     forward_ms: dict[int, float]  # median ms per forward, by tokens in it
     decode_ms_per_token: float  # the engine's plain greedy, prompt cached
     decoded_tokens: int
+    batched_ms: float = 0.0  # 4 sequences x 9 tokens in one forward call
+    separate_ms: float = 0.0  # the same as 4 calls
     library_decode_ms_per_token: float | None = None  # llama-cpp-python's own Llama
     answers_agree: int | None = None  # prompts where both decoded the same tokens
     prompts: int = 0
@@ -61,6 +64,45 @@ def forward_costs(
         return costs
     finally:
         kv.close()
+
+
+def batching_costs(
+    engine: Engine,
+    prefix: Sequence[int],
+    pool: Sequence[int],
+    sessions: int = 4,
+    tokens: int = 9,
+    repeats: int = 5,
+) -> tuple[float, float]:
+    """Median ms of `sessions` sequences each fed `tokens`: in one forward call, and one by one.
+
+    On llama.cpp the call is one decode; on torch it runs the feeds one after another anyway.
+    """
+    runtime = engine.runtime
+    states = [KVState(runtime.open_sequence()) for _ in range(sessions)]
+    try:
+        for kv in states:
+            run_alone(kv.feed(list(prefix)), runtime.forward)
+        together, alone = [], []
+        for repeat in range(repeats):
+            span = max(1, len(pool) - tokens)
+            starts = [((repeat * sessions + i) * tokens) % span for i in range(sessions)]
+            chunk = [list(pool[start : start + tokens]) for start in starts]
+            began = time.perf_counter()
+            runtime.forward([Feed(kv.sequence, c, 0) for kv, c in zip(states, chunk, strict=True)])
+            together.append((time.perf_counter() - began) * 1000.0)
+            for kv in states:
+                kv.sequence.truncate(len(prefix))
+            began = time.perf_counter()
+            for kv, c in zip(states, chunk, strict=True):
+                runtime.forward([Feed(kv.sequence, c, 0)])
+            alone.append((time.perf_counter() - began) * 1000.0)
+            for kv in states:
+                kv.sequence.truncate(len(prefix))
+        return statistics.median(together), statistics.median(alone)
+    finally:
+        for kv in states:
+            kv.close()
 
 
 def engine_decode(engine: Engine, prompts: Sequence[str]) -> tuple[float, int, list[list[int]]]:
@@ -127,11 +169,12 @@ def measure_runtime(
         prefix, rest = pool[:prefix_tokens], pool[prefix_tokens:]
         engine.warm_up("\n".join(prompts[:2]))
         forward = forward_costs(engine, prefix, rest, sizes, repeats)
+        batched, separate = batching_costs(engine, prefix, rest, repeats=repeats)
         per_token, tokens, answers = engine_decode(engine, prompts)
         figures = RuntimeFigures(
             runtime=engine.runtime.info.kind, info=asdict(engine.runtime.info),
             forward_ms=forward, decode_ms_per_token=per_token, decoded_tokens=tokens,
-            prompts=len(prompts),
+            prompts=len(prompts), batched_ms=batched, separate_ms=separate,
         )  # fmt: skip
         if figures.runtime == "llamacpp":
             library, agree = library_decode(engine, prompts, answers)
@@ -144,16 +187,19 @@ def measure_runtime(
 def format_figures(all_figures: Sequence[RuntimeFigures]) -> str:
     """The side-by-side table of ms per forward and ms per decoded token."""
     sizes = sorted({n for f in all_figures for n in f.forward_ms})
-    head = "| runtime | " + " | ".join(f"{n} tok" for n in sizes) + " | greedy ms/token |"
-    lines = [head, "|" + "---|" * (len(sizes) + 2)]
+    head = ("| runtime | " + " | ".join(f"{n} tok" for n in sizes)
+            + " | 4 x 9 tok: one call / four | greedy ms/token |")  # fmt: skip
+    lines = [head, "|" + "---|" * (len(sizes) + 3)]
     for f in all_figures:
         cells = " | ".join(f"{f.forward_ms[n]:.0f}" for n in sizes)
         lines.append(f"| {f.runtime} ({f.info['threads']} threads) | {cells} | "
+                     f"{f.batched_ms:.0f} / {f.separate_ms:.0f} | "
                      f"{f.decode_ms_per_token:.1f} |")  # fmt: skip
         if f.library_decode_ms_per_token is not None:
             ratio = f.decode_ms_per_token / f.library_decode_ms_per_token
             lines.append(
-                "| llama-cpp-python `Llama` | | " + " | " * (len(sizes) - 1)
+                "| llama-cpp-python `Llama` | | "
+                + " | " * len(sizes)
                 + f"{f.library_decode_ms_per_token:.1f} (engine/Llama {ratio:.2f}x; same tokens "
                 f"on {f.answers_agree}/{f.prompts} prompts) |"
             )
