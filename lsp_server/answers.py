@@ -12,7 +12,7 @@ from inference.api import Completion
 from lsp_server import convert
 from lsp_server.context import ServerContext, UsesContext
 from lsp_server.documents import Trigger, TriggerKind
-from lsp_server.drafting import DraftTag
+from lsp_server.drafting import Drafting, DraftTag
 from lsp_server.spec import Edit, Spec, answer_edit, find_spec
 from lsp_server.trace import Trace
 
@@ -22,8 +22,15 @@ Located = tuple[TextDocument, str, int, Spec]  # document, its text, cursor offs
 class Answers(UsesContext):
     """textDocument/inlineCompletion, textDocument/completion and prewrite/plainCompletion."""
 
-    def __init__(self, context: ServerContext, trace: Trace, snippets: Callable[[], bool]):
+    def __init__(
+        self,
+        context: ServerContext,
+        drafting: Drafting,
+        trace: Trace,
+        snippets: Callable[[], bool],
+    ):
         super().__init__(context)
+        self.drafting = drafting
         self.trace = trace
         self.snippets = snippets
 
@@ -63,8 +70,13 @@ class Answers(UsesContext):
         if completion is None:
             if draft_only:
                 return None, None
-            tag = DraftTag.of(document, spec)
-            completion = await worker.finalize(uri, spec.request, tag, self.settings().drafting)
+            waiting = None
+            if kind == "automatic":  # while the user types: wait for the draft, disturb nothing
+                waiting = self.drafting.when_drafted(uri, document, spec)
+            if waiting is None:
+                tag = DraftTag.of(document, spec)
+                waiting = worker.finalize(uri, spec.request, tag, self.settings().drafting)
+            completion = await waiting
         self._record(uri, document.version or 0, kind, completion, from_draft, started)
         return document, answer_edit(text, spec, cursor, completion.text)
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from lsprotocol import types
 from pygls.workspace import TextDocument
 
-from inference.api import Request
+from inference.api import Completion, Request
 from lsp_server import convert
 from lsp_server.context import ServerContext, UsesContext
 from lsp_server.documents import Document
@@ -71,6 +71,21 @@ class Drafting(UsesContext):
             if (handle := self._idle.pop(key, None)) is not None:
                 handle.cancel()
 
+    def when_drafted(
+        self, uri: str, document: TextDocument, spec: Spec
+    ) -> asyncio.Future[Completion] | None:
+        """The draft's completion for `spec`, for a trigger that comes while the user types.
+
+        Nothing is superseded: the draft of this very text is waited for, submitted now unless
+        drafting waits for the end of a word. None when drafting is off.
+        """
+        doc = self.documents.get(uri)
+        if doc is None or not (self.active() and self.settings().drafting):
+            return None
+        waits = uri in self._idle  # the idle timer submits this very text unless typing goes on
+        submit = None if waits else (lambda: self._submit(doc, document, spec))
+        return self.worker().when_drafted(uri, spec.request, submit)
+
     def on_event(self, event: DraftEvent) -> None:
         """A draft job's news from the worker: remember the text, tell the client if it asked."""
         doc = self.documents.get(event.doc)
@@ -130,7 +145,9 @@ class Drafting(UsesContext):
         if doc is None or document is None or not self.active():
             return
         spec = doc.find(document.source, None, *self._window())
-        if spec is not None and spec.request != doc.submitted:
+        if spec is not None and (
+            spec.request != doc.submitted or self.worker().expects(uri, spec.request)
+        ):
             self._submit(doc, document, spec)
 
     def _window(self) -> tuple[int, int]:

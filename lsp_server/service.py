@@ -48,9 +48,9 @@ class Service:
         context = ServerContext(
             self.documents, self.notify, self._settings, self._get_worker, self.document,
             self.active,
-        )
+        )  # fmt: skip
         self.drafting = Drafting(context)
-        self.answers = Answers(context, self.trace, self._snippets)
+        self.answers = Answers(context, self.drafting, self.trace, self._snippets)
 
     @property
     def settings(self) -> Settings:

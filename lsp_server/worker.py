@@ -93,6 +93,8 @@ class Worker:
         self._engine: Engine | None = None
         self._open: set[str] = set()  # engine sessions (touched on the worker thread only)
         self._verified: dict[str, tuple[Request, Completion]] = {}
+        # automatic triggers waiting for a draft of their request that is not submitted yet
+        self._expected: dict[str, list[tuple[Request, asyncio.Future[Any]]]] = {}
         self.config: EngineConfig | None = None
         self._thread = threading.Thread(target=self._run, name="prewrite-engine", daemon=True)
         self._thread.start()
@@ -155,10 +157,44 @@ class Worker:
             ticket = next(self._tickets)
             if self._drafts.pop(doc, None) is not None:
                 self._counts["dropped"] += 1
-            self._drafts[doc] = _Job("draft", ticket, doc, request, tag, min_forwards=min_forwards)
+            self._drop_queued_drafts(doc)
+            job = _Job("draft", ticket, doc, request, tag, min_forwards=min_forwards)
+            self._drafts[doc] = job
             self._counts["submitted"] += 1
             self._supersede(doc, ticket, soft=True)
+            for wanted, future in self._expected.pop(doc, []):
+                if wanted == request:
+                    self._await_draft(doc, request, future)
+                else:
+                    self._settle(future, error=Superseded("the document changed"))
             self._cond.notify()
+
+    def when_drafted(
+        self, doc: str, request: Request, submit: Callable[[], None] | None = None
+    ) -> asyncio.Future[Completion]:
+        """The completion of the document's draft for `request`, without disturbing drafting.
+
+        For triggers that come while the user types (an editor's automatic request): the draft
+        running or queued for this very request is waited for and goes first. With no such
+        draft, `submit` is called to submit it (it calls `draft`); without `submit` (drafting
+        waits for the end of a word) the draft is waited for once it is submitted. A draft for
+        other text makes the answer stale (`Superseded`); nothing is cancelled.
+        """
+        future: asyncio.Future[Completion] = self._loop.create_future()
+        with self._cond:  # a reentrant lock: `submit` calls `draft`
+            verified = self._verified.get(doc)
+            if verified is not None and verified[0] == request:
+                future.set_result(verified[1])
+                return future
+            if self._await_draft(doc, request, future):
+                return future
+            if submit is not None:
+                submit()
+                if self._await_draft(doc, request, future):
+                    return future
+            self._expected.setdefault(doc, []).append((request, future))
+            future.add_done_callback(lambda f: self._unexpect(doc, f))
+        return future
 
     def finalize(
         self, doc: str, request: Request, tag: Any, resume: bool = True
@@ -197,6 +233,9 @@ class Worker:
             if self._drafts.pop(doc, None) is not None:
                 self._counts["dropped"] += 1
             self._verified.pop(doc, None)
+            self._drop_queued_drafts(doc)
+            for _, future in self._expected.pop(doc, []):
+                self._settle(future, error=Superseded("the document was closed"))
             self._supersede(doc, next(self._tickets))
         self._urgent_job(_Job("close", 0, doc))
 
@@ -205,6 +244,10 @@ class Worker:
         with self._cond:
             self._counts["dropped"] += len(self._drafts)
             self._drafts.clear()
+            for waiting in self._expected.values():
+                for _, future in waiting:
+                    self._settle(future, error=Superseded("drafting was switched off"))
+            self._expected.clear()
             for job in self._running:
                 if job.kind == "draft":
                     self._supersede(job.doc, next(self._tickets))
@@ -212,9 +255,15 @@ class Worker:
     def stop(self) -> None:
         """Stop the thread after the current forward; waiting callers get WorkerStoppedError."""
         with self._cond:
+            stopping = WorkerStoppedError("the server is stopping")
             for job in [*self._urgent, *self._drafts.values()]:
-                if job.future is not None:
-                    self._settle(job.future, error=WorkerStoppedError("the server is stopping"))
+                for future in [job.future, *job.waiters]:
+                    if future is not None:
+                        self._settle(future, error=stopping)
+            for waiting in self._expected.values():
+                for _, future in waiting:
+                    self._settle(future, error=stopping)
+            self._expected.clear()
             self._urgent.clear()
             self._drafts.clear()
             for job in self._running:
@@ -232,13 +281,14 @@ class Worker:
         ahead of everything else), other documents' drafting yields, and the trigger gets its
         completion. A trigger that stops waiting leaves the draft running as drafting.
         """
-        job = next((j for j in self._running if j.kind == "draft" and j.doc == doc), None)
+        drafts = [j for j in [*self._running, *self._urgent] if j.kind == "draft" and j.doc == doc]
+        job = next((j for j in drafts if j.request == request), None)
         pending = self._drafts.get(doc)
         if job is None and pending is not None and pending.request == request:
             job = self._drafts.pop(doc)
             self._urgent.append(job)
             self._cond.notify()
-        if job is None or job.request != request:
+        if job is None:
             return False
         job.waiters.append(future)
         self._preempt_drafting(doc)
@@ -246,10 +296,51 @@ class Worker:
         return True
 
     def _detach(self, job: _Job, future: asyncio.Future[Any]) -> None:
-        if future.cancelled():
-            with self._cond:
-                if future in job.waiters:
-                    job.waiters.remove(future)
+        """A trigger stopped waiting: a queued draft nobody waits for goes back to drafting."""
+        if not future.cancelled():
+            return
+        with self._cond:
+            if future in job.waiters:
+                job.waiters.remove(future)
+            if job.waiters or job.kind != "draft" or not any(j is job for j in self._urgent):
+                return
+            self._urgent.remove(job)
+            if job.doc not in self._drafts:
+                self._drafts[job.doc] = job
+            else:
+                self._counts["dropped"] += 1
+
+    def expects(self, doc: str, request: Request) -> bool:
+        """True when a trigger waits for a draft of `request` that is not submitted."""
+        with self._cond:
+            return any(wanted == request for wanted, _ in self._expected.get(doc, []))
+
+    def _unexpect(self, doc: str, future: asyncio.Future[Any]) -> None:
+        with self._cond:
+            waiting = self._expected.get(doc, [])
+            waiting[:] = [(r, f) for r, f in waiting if f is not future]
+            if not waiting:
+                self._expected.pop(doc, None)
+
+    def _answer_expected(
+        self, doc: str, request: Request, result: Any = None, error: BaseException | None = None
+    ) -> None:
+        """Settle the triggers expecting the draft of `request` (the lock is held)."""
+        waiting = self._expected.pop(doc, [])
+        for wanted, future in waiting:
+            if wanted == request:
+                self._settle(future, result=result, error=error)
+        rest = [(r, f) for r, f in waiting if r != request]
+        if rest:
+            self._expected[doc] = rest
+
+    def _drop_queued_drafts(self, doc: str) -> None:
+        """Drafts of `doc` moved ahead for a trigger are stale once newer text arrives."""
+        for job in [j for j in self._urgent if j.kind == "draft" and j.doc == doc]:
+            self._urgent.remove(job)
+            self._counts["dropped"] += 1
+            for waiter in job.waiters:
+                self._settle(waiter, error=Superseded("the document changed"))
 
     def _urgent_job(self, job: _Job) -> Any:
         with self._cond:
@@ -270,7 +361,8 @@ class Worker:
             if running.kind != "draft" or running.doc == keep:
                 continue
             ticket = next(self._tickets)
-            pending = self._drafts.get(running.doc)
+            queued = [j for j in self._urgent if j.kind == "draft" and j.doc == running.doc]
+            pending = self._drafts.get(running.doc) or next(iter(queued), None)
             if pending is not None:
                 pending.ticket = ticket  # newer: it serves the document (stale triggers fail)
             else:
@@ -407,7 +499,9 @@ class Worker:
                 self._loading -= 1
         answered = isinstance(result, Completion) and result.finished
         if answered and job.request is not None and job.kind in ("draft", "finalize"):
-            self._verified[job.doc] = (job.request, result)
+            with self._cond:
+                self._verified[job.doc] = (job.request, result)
+                self._answer_expected(job.doc, job.request, result=result)
         if job.kind == "draft":
             with self._cond:
                 self._counts["processed"] += 1
@@ -438,6 +532,9 @@ class Worker:
     def _failed(self, job: _Job, exc: Exception) -> None:
         for waiter in job.waiters:
             self._settle(waiter, error=exc)
+        if job.kind == "draft" and job.request is not None:
+            with self._cond:
+                self._answer_expected(job.doc, job.request, error=exc)
         if job.kind == "load":
             with self._cond:
                 self._loading -= 1

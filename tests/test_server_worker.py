@@ -353,3 +353,91 @@ async def test_a_trigger_waiting_for_its_draft_survives_another_documents_trigge
 
     assert (await second).text == "B1"
     assert (await first).text == "A1"  # a's draft was queued again, its trigger with it
+
+
+async def test_a_trigger_while_typing_waits_for_the_draft_of_its_text_once_submitted(harness):
+    answer = harness.worker.when_drafted("a", request("a1"))  # drafting waits for a word end
+    await asyncio.sleep(0.05)
+    assert not answer.done() and harness.engine.calls == []
+    harness.worker.draft("a", request("a1"), 1)
+
+    assert (await answer).text == "A1"
+    assert harness.engine.calls == [("update", "a", "a1")]  # drafted, never finalized
+
+
+async def test_a_trigger_while_typing_is_answered_by_a_draft_already_verified(harness):
+    harness.worker.draft("a", request("a1"), 1)
+    await harness.event("a", "verified", 1)
+
+    assert (await harness.worker.when_drafted("a", request("a1"))).text == "A1"
+    assert harness.engine.calls == [("update", "a", "a1")]
+
+
+async def test_newer_text_makes_a_waiting_trigger_stale_and_disturbs_no_draft(harness):
+    harness.engine.gate.clear()
+    harness.worker.draft("a", request("a1"), 1)
+    await harness.wait_in_forward()
+    waiting = harness.worker.when_drafted("a", request("a1"))  # the running draft
+    expected = harness.worker.when_drafted("a", request("a2"))  # not submitted yet
+    harness.worker.draft("a", request("a3"), 3)
+    harness.engine.gate.set()
+
+    for stale in (waiting, expected):
+        with pytest.raises(Superseded):
+            await stale
+    assert (await harness.event("a", "verified", 3)).completion.text == "A3"
+    assert [c[0] for c in harness.engine.calls] == ["update", "update"]
+
+
+@pytest.mark.parametrize("cancelled", [True, False])
+async def test_drafts_moved_ahead_for_typing_triggers_do_not_pile_up(harness, cancelled):
+    harness.engine.gate.clear()
+    harness.worker.draft("b", request("b1"), 1)  # another document holds the engine
+    await harness.wait_in_forward()
+    triggers = []
+    for i in range(1, 6):  # each keystroke: a draft, then the editor's automatic request
+        harness.worker.draft("a", request(f"a{i}"), i)
+        triggers.append(harness.worker.when_drafted("a", request(f"a{i}")))
+        if cancelled and i < 5:
+            triggers[-1].cancel()  # VS Code cancels it at the next keystroke
+        await asyncio.sleep(0)
+    harness.engine.gate.set()
+
+    assert (await triggers[-1]).text == "A5"
+    for stale in triggers[:-1]:
+        with pytest.raises(asyncio.CancelledError if cancelled else Superseded):
+            await stale
+    assert [c[2] for c in harness.engine.calls if c[1] == "a"] == ["a5"]  # only the newest ran
+    await harness.event("b", "verified", 1)
+    stats = harness.worker.stats()
+    assert stats["pending"] == 0 and stats["submitted"] == sum(
+        stats[k] for k in ("processed", "superseded", "dropped", "failed")
+    )
+
+
+async def test_a_trigger_on_another_document_keeps_the_draft_a_typing_trigger_waits_for(harness):
+    harness.engine.gate.clear()
+    harness.worker.draft("a", request("a1"), 1)
+    await harness.wait_in_forward()
+    harness.worker.draft("a", request("a2"), 2)
+    waiting = harness.worker.when_drafted("a", request("a2"))  # moves a2 ahead
+    other = harness.worker.finalize("b", request("b1"), 1)  # stops a1, which is stale
+    harness.engine.gate.set()
+
+    assert (await waiting).text == "A2" and (await other).text == "B1"
+    assert [c[2] for c in harness.engine.calls if c[1] == "a"] == ["a1", "a2"]  # a1 not again
+
+
+async def test_a_typing_trigger_submits_the_draft_of_its_text_when_there_is_none(harness):
+    submitted = []
+
+    def submit() -> None:
+        submitted.append("a1")
+        harness.worker.draft("a", request("a1"), 1)
+
+    answer = harness.worker.when_drafted("a", request("a1"), submit)
+
+    assert (await answer).text == "A1" and submitted == ["a1"]
+    again = harness.worker.when_drafted("a", request("a1"), submit)  # verified: no new draft
+    assert (await again).text == "A1" and submitted == ["a1"]
+    assert not harness.worker.expects("a", request("a1"))
