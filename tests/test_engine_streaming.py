@@ -114,6 +114,16 @@ def test_fully_right_draft_costs_one_forward(engine, greedy):
     assert completion.cost.accepted_tokens == BUDGET
 
 
+def test_a_draft_running_past_the_answers_end_is_verified_only_up_to_it(engine, greedy):
+    # A draft written for other text can go on past where the new answer stops (here the
+    # budget; in an editor, the end of the body): those tokens are never part of the answer.
+    seed_draft(engine, "long", greedy + greedy[:10])
+    completion = engine.finalize("long", NEW)
+    assert completion.token_ids == greedy
+    assert completion.cost.forwards == 1
+    assert completion.cost.draft_tokens == BUDGET  # not BUDGET + 10
+
+
 @pytest.mark.parametrize("diverge_at", [0, 5, 17])
 def test_partly_right_draft_regenerates_only_the_rest(engine, greedy, diverge_at):
     wrong = (greedy[diverge_at] + 1) % len(engine.runtime.tokenizer)

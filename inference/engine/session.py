@@ -77,7 +77,8 @@ class Session:
     ) -> Steps[None]:
         check()
         start = self.verified
-        proposals = self.draft[start:]
+        _, end = stop.scan(self.draft)  # the answer would end inside the draft: verify no further
+        proposals = self.draft[start : end if end is not None and end > start else None]
         drafter = self.drafter
         noise = drafter.tail_for(len(proposals)) if drafter else 0
         kept, following, tail, guesses = yield from self._verify(proposals, check, noise)
