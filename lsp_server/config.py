@@ -110,7 +110,7 @@ class Settings(BaseModel):
         default=True, description="Keep a draft current while the spec is typed."
     )
     draft_on: Literal["keystroke", "word", "idle"] = Field(
-        default="keystroke",
+        default="word",
         description="When an edit starts drafting: every keystroke; the end of a word (or "
         "after idleMs without typing); or only after idleMs without typing.",
     )
