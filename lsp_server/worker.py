@@ -278,10 +278,8 @@ class Worker:
         """Let a trigger wait for the document's draft when that draft is this very request.
 
         The draft is the work the trigger needs: it goes on undisturbed (a pending one moves
-        ahead of everything else, and the document's running draft of older text stops at its
-        next forward rather than after its minimum), other documents' drafting yields, and the
-        trigger gets its completion. A trigger that stops waiting leaves the draft running as
-        drafting.
+        ahead of everything else), other documents' drafting yields, and the trigger gets its
+        completion. A trigger that stops waiting leaves the draft running as drafting.
         """
         drafts = [j for j in [*self._running, *self._urgent] if j.kind == "draft" and j.doc == doc]
         job = next((j for j in drafts if j.request == request), None)
@@ -292,8 +290,6 @@ class Worker:
             self._cond.notify()
         if job is None:
             return False
-        if job not in self._running:  # the document's draft of older text stops at once
-            self._supersede(doc, job.ticket)
         job.waiters.append(future)
         self._preempt_drafting(doc)
         future.add_done_callback(lambda f: self._detach(job, f))

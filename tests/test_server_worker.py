@@ -441,16 +441,3 @@ async def test_a_typing_trigger_submits_the_draft_of_its_text_when_there_is_none
     again = harness.worker.when_drafted("a", request("a1"), submit)  # verified: no new draft
     assert (await again).text == "A1" and submitted == ["a1"]
     assert not harness.worker.expects("a", request("a1"))
-
-
-async def test_a_typing_trigger_stops_the_draft_of_older_text_whatever_its_minimum(harness):
-    harness.engine.gate.clear()
-    harness.worker.draft("a", request("v1"), 1, min_forwards=3)
-    await harness.wait_in_forward()
-    harness.worker.draft("a", request("v2"), 2, min_forwards=3)  # alone, v1 would run on
-    answer = harness.worker.when_drafted("a", request("v2"))
-    harness.engine.gate.set()
-
-    assert (await answer).text == "V2"
-    # v1: the forward under way and no more; v2: its own
-    assert harness.engine.counter.by_phase["drafting"] == 1 + FORWARDS_PER_ANSWER
