@@ -84,6 +84,9 @@ def serve_handler(args: argparse.Namespace) -> int:
     """Run the language server until the client exits it (SIGTERM keeps its default)."""
     from lsp_server.server import create_server
 
+    # Editors show a server's stderr as errors (VS Code: `[error]` lines): no progress bars
+    # there while a model loads; `prewrite/status` tells the client about loading.
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr)
     server = create_server()
     if args.tcp is not None:

@@ -130,3 +130,14 @@ async def test_serve_over_tcp_binds_localhost_and_exits_cleanly():
     assert await server.wait() == 0
     await drain
     await client.stop()
+
+
+async def test_loading_a_model_writes_no_progress_bars_to_stderr(real_model_name, capfd):
+    # VS Code shows every stderr line of a server as an error in its output channel.
+    from lsp_server.client import Editor
+
+    editor = Editor("stderr-probe")
+    status = await editor.start({"model": real_model_name, "runtime": "torch"})
+    await editor.close()
+    assert status.state == "ready"
+    assert "Loading weights" not in capfd.readouterr().err
