@@ -234,8 +234,7 @@ class Worker:
                 self._counts["dropped"] += 1
             self._verified.pop(doc, None)
             self._drop_queued_drafts(doc)
-            for _, future in self._expected.pop(doc, []):
-                self._settle(future, error=Superseded("the document was closed"))
+            self._fail_expected(Superseded("the document was closed"), doc)
             self._supersede(doc, next(self._tickets))
         self._urgent_job(_Job("close", 0, doc))
 
@@ -244,10 +243,7 @@ class Worker:
         with self._cond:
             self._counts["dropped"] += len(self._drafts)
             self._drafts.clear()
-            for waiting in self._expected.values():
-                for _, future in waiting:
-                    self._settle(future, error=Superseded("drafting was switched off"))
-            self._expected.clear()
+            self._fail_expected(Superseded("drafting was switched off"))
             for job in self._running:
                 if job.kind == "draft":
                     self._supersede(job.doc, next(self._tickets))
@@ -260,10 +256,7 @@ class Worker:
                 for future in [job.future, *job.waiters]:
                     if future is not None:
                         self._settle(future, error=stopping)
-            for waiting in self._expected.values():
-                for _, future in waiting:
-                    self._settle(future, error=stopping)
-            self._expected.clear()
+            self._fail_expected(stopping)
             self._urgent.clear()
             self._drafts.clear()
             for job in self._running:
@@ -281,8 +274,8 @@ class Worker:
         ahead of everything else), other documents' drafting yields, and the trigger gets its
         completion. A trigger that stops waiting leaves the draft running as drafting.
         """
-        drafts = [j for j in [*self._running, *self._urgent] if j.kind == "draft" and j.doc == doc]
-        job = next((j for j in drafts if j.request == request), None)
+        running = [j for j in self._running if j.kind == "draft" and j.doc == doc]
+        job = next((j for j in [*running, *self._queued_drafts(doc)] if j.request == request), None)
         pending = self._drafts.get(doc)
         if job is None and pending is not None and pending.request == request:
             job = self._drafts.pop(doc)
@@ -334,9 +327,19 @@ class Worker:
         if rest:
             self._expected[doc] = rest
 
+    def _fail_expected(self, error: BaseException, doc: str | None = None) -> None:
+        """Settle with `error` the triggers expecting a draft: of `doc`, or of every document."""
+        for key in [doc] if doc is not None else list(self._expected):
+            for _, future in self._expected.pop(key, []):
+                self._settle(future, error=error)
+
+    def _queued_drafts(self, doc: str) -> list[_Job]:
+        """Drafts of `doc` moved ahead among the urgent jobs for a trigger."""
+        return [j for j in self._urgent if j.kind == "draft" and j.doc == doc]
+
     def _drop_queued_drafts(self, doc: str) -> None:
         """Drafts of `doc` moved ahead for a trigger are stale once newer text arrives."""
-        for job in [j for j in self._urgent if j.kind == "draft" and j.doc == doc]:
+        for job in self._queued_drafts(doc):
             self._urgent.remove(job)
             self._counts["dropped"] += 1
             for waiter in job.waiters:
@@ -361,7 +364,7 @@ class Worker:
             if running.kind != "draft" or running.doc == keep:
                 continue
             ticket = next(self._tickets)
-            queued = [j for j in self._urgent if j.kind == "draft" and j.doc == running.doc]
+            queued = self._queued_drafts(running.doc)
             pending = self._drafts.get(running.doc) or next(iter(queued), None)
             if pending is not None:
                 pending.ticket = ticket  # newer: it serves the document (stale triggers fail)

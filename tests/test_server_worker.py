@@ -158,6 +158,13 @@ def request(text: str) -> Request:
     return Request(text=text)
 
 
+def assert_every_draft_accounted_for(stats: dict[str, int]) -> None:
+    """Nothing pending, and each submitted draft ended one way: processed, superseded, ..."""
+    assert stats["pending"] == 0 and stats["submitted"] == sum(
+        stats[k] for k in ("processed", "superseded", "dropped", "failed")
+    )
+
+
 async def test_intermediate_versions_are_dropped_and_only_the_newest_is_drafted(harness):
     harness.engine.gate.clear()
     harness.worker.draft("a", request("v1"), 1)
@@ -324,10 +331,7 @@ async def test_a_trigger_moves_its_pending_draft_ahead_of_other_documents(harnes
     await harness.event("a", "verified", 1)
     updates = [c[1] for c in harness.engine.calls if c[0] == "update"]
     assert updates == ["a", "c", "b", "a"]  # a yields to the trigger and queues again, behind b
-    stats = harness.worker.stats()
-    assert stats["pending"] == 0 and stats["submitted"] == sum(
-        stats[k] for k in ("processed", "superseded", "dropped", "failed")
-    )
+    assert_every_draft_accounted_for(harness.worker.stats())
 
 
 async def test_a_cancelled_trigger_leaves_the_draft_it_waited_for_running(harness):
@@ -409,10 +413,7 @@ async def test_drafts_moved_ahead_for_typing_triggers_do_not_pile_up(harness, ca
             await stale
     assert [c[2] for c in harness.engine.calls if c[1] == "a"] == ["a5"]  # only the newest ran
     await harness.event("b", "verified", 1)
-    stats = harness.worker.stats()
-    assert stats["pending"] == 0 and stats["submitted"] == sum(
-        stats[k] for k in ("processed", "superseded", "dropped", "failed")
-    )
+    assert_every_draft_accounted_for(harness.worker.stats())
 
 
 async def test_a_trigger_on_another_document_keeps_the_draft_a_typing_trigger_waits_for(harness):
