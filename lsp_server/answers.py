@@ -9,6 +9,7 @@ from lsprotocol import types
 from pygls.workspace import TextDocument
 
 from inference.api import Completion
+from inference.errors import Superseded
 from lsp_server import convert
 from lsp_server.context import ServerContext, UsesContext
 from lsp_server.documents import Trigger, TriggerKind
@@ -17,6 +18,7 @@ from lsp_server.spec import Edit, Spec, answer_edit, find_spec
 from lsp_server.trace import Trace
 
 Located = tuple[TextDocument, str, int, Spec]  # document, its text, cursor offset, spec there
+STALE_RETRIES = 3  # waits again for a trigger whose draft was replaced while nothing changed
 
 
 class Answers(UsesContext):
@@ -70,15 +72,34 @@ class Answers(UsesContext):
         if completion is None:
             if draft_only:
                 return None, None
+            completion = await self._wait(uri, document, spec, kind)
+        self._record(uri, document.version or 0, kind, completion, from_draft, started)
+        return document, answer_edit(text, spec, cursor, completion.text)
+
+    async def _wait(
+        self, uri: str, document: TextDocument, spec: Spec, kind: TriggerKind
+    ) -> Completion:
+        """The answer for `spec`: while the user types, the draft's (disturbing nothing).
+
+        A draft the trigger waited for can be replaced by the server itself (an idle timer, a
+        preemption) while the document stays as it was: the answer is not stale then, and
+        the trigger waits again. It is stale (`Superseded`) once the document changed.
+        """
+        version, retries = document.version, 0
+        while True:
             waiting = None
-            if kind == "automatic":  # while the user types: wait for the draft, disturb nothing
+            if kind == "automatic":
                 waiting = self.drafting.when_drafted(uri, document, spec)
             if waiting is None:
                 tag = DraftTag.of(document, spec)
-                waiting = worker.finalize(uri, spec.request, tag, self.settings().drafting)
-            completion = await waiting
-        self._record(uri, document.version or 0, kind, completion, from_draft, started)
-        return document, answer_edit(text, spec, cursor, completion.text)
+                waiting = self.worker().finalize(uri, spec.request, tag, self.settings().drafting)
+            try:
+                return await waiting
+            except Superseded:
+                changed = self.document(uri) is not document or document.version != version
+                retries += 1
+                if changed or retries > STALE_RETRIES:
+                    raise
 
     def _locate(self, uri: str, position: types.Position) -> Located | None:
         """The open document, its text, the cursor offset and the spec there, if all are there."""
