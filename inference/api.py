@@ -29,6 +29,10 @@ class Cost:
     generated_tokens: int = 0  # tokens written after the accepted prefix
     lookahead_tokens: int = 0  # generated tokens that came from the stale-draft lookahead
     drafter_tokens: int = 0  # generated tokens the parallel drafter proposed
+    verify_requests: int = 0  # runtimes behind a wire (vLLM): requests of the verify pass
+    verify_request_tokens: int = 0  # token ids those requests carried
+    generate_requests: int = 0  # requests (streams) that regenerated
+    generate_request_tokens: int = 0
     acceptance: str = "exact"
 
     def add(self, other: Cost) -> None:
@@ -40,6 +44,10 @@ class Cost:
         self.generated_tokens += other.generated_tokens
         self.lookahead_tokens += other.lookahead_tokens
         self.drafter_tokens += other.drafter_tokens
+        self.verify_requests += other.verify_requests
+        self.verify_request_tokens += other.verify_request_tokens
+        self.generate_requests += other.generate_requests
+        self.generate_request_tokens += other.generate_request_tokens
 
 
 @dataclass

@@ -5,8 +5,10 @@ from __future__ import annotations
 import argparse
 
 from inference import packs
-from inference.config import DEFAULT_THRESHOLD, EngineConfig
+from inference.config import DEFAULT_THRESHOLD, EngineConfig, RuntimeName
 from inference.packs import DEFAULT_MODEL
+
+RUNTIMES = list(RuntimeName.__args__)  # type: ignore[attr-defined]
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -53,11 +55,12 @@ def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--runtime",
-        choices=["auto", "torch", "llamacpp"],
+        choices=RUNTIMES,
         default="auto",
         help="auto: torch on CUDA or for torch-only settings (adapter, drafter, dtype), "
-        "else llama.cpp",
+        "else llama.cpp; vllm: a vLLM server (--vllm-url)",
     )
+    add_vllm_arguments(parser)
     parser.add_argument("--dtype", default="auto", help="torch only")
     parser.add_argument("--device", default="auto")
     parser.add_argument("--threads", type=int, default=None)
@@ -88,6 +91,20 @@ def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
 
 
+def add_vllm_arguments(parser: argparse.ArgumentParser) -> None:
+    """Where the vLLM runtime finds its server (the API key: $PREWRITE_VLLM_API_KEY)."""
+    defaults = EngineConfig.model_fields
+    parser.add_argument("--vllm-url", default=defaults["vllm_url"].default,
+                        help="runtime vllm: the server's base URL")  # fmt: skip
+    parser.add_argument("--vllm-model", default=None,
+                        help="runtime vllm: the served model (default: the only one)")  # fmt: skip
+
+
+def vllm_values(args: argparse.Namespace) -> dict:
+    """The vLLM settings parsed by add_vllm_arguments, as engine keys."""
+    return {"vllm_url": args.vllm_url, "vllm_model": args.vllm_model}
+
+
 def engine_config_from(args: argparse.Namespace) -> dict:
     """Plain engine settings from parsed engine arguments (validated by the engine).
 
@@ -112,6 +129,7 @@ def engine_config_from(args: argparse.Namespace) -> dict:
         "drafter": args.drafter,
         "drafter_mode": args.drafter_mode,
         "drafter_block": args.drafter_block,
+        **vllm_values(args),
     }
     if args.adapter is None:
         return values

@@ -11,7 +11,7 @@ from inference.packs import DEFAULT_MODEL
 
 Acceptance = Literal["exact", "threshold", "sample"]
 PromptFormat = Literal["auto", "raw", "fim", "chat"]
-RuntimeName = Literal["auto", "torch", "llamacpp"]
+RuntimeName = Literal["auto", "torch", "llamacpp", "vllm"]
 
 # The seed does not publish its tau; 0.3 keeps a token the model still finds plausible while
 # rejecting tokens it has clearly moved away from (see docs/engine.md).
@@ -25,6 +25,9 @@ class EngineConfig(BaseModel):
 
     model: str = DEFAULT_MODEL
     runtime: RuntimeName = "auto"  # torch on CUDA or for torch-only settings, else llama.cpp
+    vllm_url: str = "http://127.0.0.1:8000"  # runtime vllm: the server (key: PREWRITE_VLLM_API_KEY)
+    vllm_model: str | None = None  # the served model's name (None: the only one it serves)
+    vllm_timeout_s: float = Field(default=30.0, gt=0.0, le=3600.0)
     adapter: str | None = None  # a LoRA adapter folder (prewrite adapt train), merged at load
     drafter: str | None = None  # a parallel drafter folder (prewrite drafter train)
     drafter_mode: Literal["fused", "seed"] = "fused"

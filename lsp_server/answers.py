@@ -136,6 +136,10 @@ class Answers(UsesContext):
             latency_ms=(time.perf_counter() - started) * 1000.0,
             from_draft=from_draft,
             finish_reason=completion.finish_reason,
+            residual_requests=0 if from_draft else cost.verify_requests + cost.generate_requests,
+            residual_request_tokens=0
+            if from_draft
+            else cost.verify_request_tokens + cost.generate_request_tokens,
         )
         doc = self.documents.get(uri)
         if doc is not None:

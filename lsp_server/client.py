@@ -243,3 +243,13 @@ async def sleep_until(deadline: float) -> None:
     delay = deadline - time.perf_counter()
     if delay > 0:
         await asyncio.sleep(delay)
+
+
+def vllm_settings(url: str | None, model: str | None) -> dict[str, Any]:
+    """Server settings (wire names) that point the vLLM runtime at a server, when given."""
+    values: dict[str, Any] = {}
+    if url:
+        values["vllmUrl"] = url
+    if model:
+        values["vllmModel"] = model
+    return values

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
+from inference.cli import RUNTIMES, add_vllm_arguments
 from inference.packs import DEFAULT_MODEL
 
 
@@ -33,7 +34,8 @@ def register(commands: argparse._SubParsersAction) -> None:
     demo.add_argument("--max-tokens", type=int, default=128)
     demo.add_argument("--acceptance", choices=["exact", "threshold", "sample"], default="exact")
     demo.add_argument("--prompt-format", choices=["auto", "raw", "fim", "chat"], default="auto")
-    demo.add_argument("--runtime", choices=["auto", "torch", "llamacpp"], default="auto")
+    demo.add_argument("--runtime", choices=RUNTIMES, default="auto")
+    add_vllm_arguments(demo)
     demo.add_argument("--device", default="auto")
     demo.add_argument("--threads", type=int, default=None)
     demo.add_argument("--json", metavar="PATH", help="also write the figures as JSON here")
@@ -47,7 +49,8 @@ def register(commands: argparse._SubParsersAction) -> None:
         "server's conventional request and llama-cpp-python's (see docs/server.md).",
     )
     bench.add_argument("--model", default=DEFAULT_MODEL, help="pack name, folder or file")
-    bench.add_argument("--runtime", choices=["auto", "torch", "llamacpp"], default="auto")
+    bench.add_argument("--runtime", choices=RUNTIMES, default="auto")
+    add_vllm_arguments(bench)
     bench.add_argument("--threads", type=int, default=None)
     bench.add_argument("--prompt-format", choices=["auto", "raw", "fim", "chat"], default="auto")
     bench.add_argument("--max-tokens", type=int, default=256)
@@ -123,6 +126,8 @@ def _demo(args: argparse.Namespace) -> int:
         runtime=args.runtime,
         device=args.device,
         threads=args.threads,
+        vllm_url=args.vllm_url,
+        vllm_model=args.vllm_model,
         json_path=args.json,
     )
     return run_demo(options)
@@ -143,7 +148,7 @@ def _bench_lsp(args: argparse.Namespace) -> int:
         typists=args.typists,
         editor=args.editor, debounce_ms=args.debounce_ms, seed=args.seed,
         llamacpp_baseline=not args.no_llamacpp, server_settings=_pairs(args.set),
-        memory_docs=args.memory_docs,
+        memory_docs=args.memory_docs, vllm_url=args.vllm_url, vllm_model=args.vllm_model,
     )  # fmt: skip
     return run_bench(options)
 

@@ -51,8 +51,20 @@ class Settings(BaseModel):
     )
     runtime: RuntimeName = _engine(
         "runtime",
-        "What runs the model: llamacpp (GGUF on the CPU), torch (CUDA, adapters, the drafter) "
-        "or auto (torch on CUDA or for torch-only settings, else llama.cpp).",
+        "What runs the model: llamacpp (GGUF on the CPU), torch (CUDA, adapters, the drafter), "
+        "vllm (a vLLM server at vllmUrl) or auto (torch on CUDA or for torch-only settings, "
+        "else llama.cpp).",
+    )
+    vllm_url: str = _engine(
+        "vllm_url",
+        "runtime vllm: the vLLM server's base URL (its API key is read from the server's "
+        "environment, PREWRITE_VLLM_API_KEY, never from settings).",
+    )
+    vllm_model: str | None = _engine(
+        "vllm_model", "runtime vllm: the served model's name (null: the only one it serves)."
+    )
+    vllm_timeout_s: float = _engine(
+        "vllm_timeout_s", "runtime vllm: seconds a request may take before it fails."
     )
     adapter: str | None = _engine(
         "adapter", "LoRA adapter folder (prewrite adapt train) merged into the model at load."

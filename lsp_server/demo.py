@@ -26,6 +26,7 @@ from lsp_server.client import (
     percentile,
     position_of,
     sleep_until,
+    vllm_settings,
 )
 from lsp_server.wire import PLAIN_COMPLETION
 
@@ -84,6 +85,8 @@ class DemoOptions:
     runtime: str = "auto"
     device: str = "auto"
     threads: int | None = None
+    vllm_url: str | None = None  # runtime vllm: the server (None: the setting's default)
+    vllm_model: str | None = None
     json_path: str | None = None
 
 
@@ -133,6 +136,7 @@ def _settings(options: DemoOptions) -> dict[str, Any]:
         "runtime": options.runtime,
         "device": options.device,
         "threads": options.threads,
+        **vllm_settings(options.vllm_url, options.vllm_model),
     }
 
 

@@ -25,6 +25,8 @@ class Trigger:
     latency_ms: float
     from_draft: bool
     finish_reason: str
+    residual_requests: int = 0  # a runtime behind a wire (vLLM): requests at the trigger
+    residual_request_tokens: int = 0  # token ids they carried
 
     def wire(self) -> dict[str, Any]:
         """camelCase, as prewrite.stats reports it."""
@@ -36,6 +38,8 @@ class Trigger:
             "latencyMs": round(self.latency_ms, 3),
             "fromDraft": self.from_draft,
             "finishReason": self.finish_reason,
+            "residualRequests": self.residual_requests,
+            "residualRequestTokens": self.residual_request_tokens,
         }
 
 

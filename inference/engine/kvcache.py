@@ -85,6 +85,8 @@ class KVState:
     def __init__(self, sequence: RuntimeSequence):
         self.sequence = sequence
         self.forwards = 0
+        self.requests = 0  # requests a runtime behind a wire made for this sequence
+        self.request_tokens = 0  # token ids they carried
         self.ids: list[int] = []
         self.tail: torch.Tensor | None = None  # [V] float32
 
@@ -141,6 +143,10 @@ class KVState:
         """Drop the cache (its tokens are fed again when the sequence is next used)."""
         self.truncate(0)
 
+    def settle(self) -> None:
+        """No more forwards until the next update: the runtime stops what it ran ahead."""
+        self.sequence.settle()
+
     def close(self) -> None:
         """Free the runtime's cache of this sequence."""
         self.sequence.close()
@@ -150,6 +156,8 @@ class KVState:
         lost = self._resync()  # evicted since the last forward: encode those tokens again
         output = yield Feed(self.sequence, lost + tokens, first_row + len(lost), noise)
         self.forwards += 1
+        self.requests += output.requests
+        self.request_tokens += output.request_tokens
         self.ids.extend(lost + tokens)
         self.tail = output.rows[-1]
         return output.rows, output.noise_rows

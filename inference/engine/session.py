@@ -64,11 +64,17 @@ class Session:
         if list(prompt_ids) != self.prompt_ids:
             self.prompt_ids = list(prompt_ids)
             self.verified, self.finished = 0, False
+        requests, sent = self.kv.requests, self.kv.request_tokens
         try:
             if not self.finished:
                 yield from self._verify_and_regenerate(stop, check, cost)
         finally:
+            self.kv.settle()
             cost.forwards = self.kv.forwards - forwards
+            cost.generate_requests = self.kv.requests - requests - cost.verify_requests
+            cost.generate_request_tokens = (
+                self.kv.request_tokens - sent - cost.verify_request_tokens
+            )
             cost.wall_ms = (time.perf_counter() - start) * 1000.0
         return cost
 
@@ -81,7 +87,12 @@ class Session:
         proposals = self.draft[start : end if end is not None and end > start else None]
         drafter = self.drafter
         noise = drafter.tail_for(len(proposals)) if drafter else 0
-        kept, following, tail, guesses = yield from self._verify(proposals, check, noise)
+        requests, sent = self.kv.requests, self.kv.request_tokens
+        try:
+            kept, following, tail, guesses = yield from self._verify(proposals, check, noise)
+        finally:
+            cost.verify_requests = self.kv.requests - requests
+            cost.verify_request_tokens = self.kv.request_tokens - sent
         cost.draft_tokens, cost.accepted_tokens = len(proposals), kept
         diverged = kept < len(proposals)
         self._remember(self.draft)

@@ -1,4 +1,4 @@
-"""Runtimes behind the seam (base.py): torch and llama.cpp, and which one `auto` picks."""
+"""Runtimes behind the seam (base.py): torch, llama.cpp and vLLM, and which one `auto` picks."""
 
 from __future__ import annotations
 
@@ -18,6 +18,11 @@ def load_runtime(config: EngineConfig) -> Runtime:
     """Load the configured model in the runtime the settings ask for (or `auto` picks)."""
     files = model_files.resolve(config.model)
     kind = choose_runtime(config, files)
+    if kind == "vllm":
+        check_vllm_settings(config, files)
+        from inference.runtimes.vllm_runtime import VllmRuntime
+
+        return VllmRuntime(config, files)
     if kind == "llamacpp":
         check_llamacpp_settings(config, files)
         from inference.runtimes.llamacpp_runtime import LlamaCppRuntime
@@ -31,8 +36,9 @@ def load_runtime(config: EngineConfig) -> Runtime:
 def choose_runtime(config: EngineConfig, files: ModelFiles) -> str:
     """`torch` or `llamacpp`: the setting, or for `auto` llama.cpp on a CPU with a GGUF at hand.
 
-    `auto` keeps torch on CUDA, for settings only torch has (a parallel drafter, a dtype),
-    and for models that have no GGUF (a Hugging Face folder or hub id).
+    `auto` never picks vLLM (a server is named on purpose). It keeps torch on CUDA, for
+    settings only torch has (a parallel drafter, a dtype), and for models that have no GGUF
+    (a Hugging Face folder or hub id).
     """
     if config.runtime != "auto":
         return config.runtime
@@ -62,4 +68,24 @@ def check_llamacpp_settings(config: EngineConfig, files: ModelFiles) -> None:
         raise ConfigError(
             f"dtype {config.dtype!r} is a torch setting: llama.cpp runs the GGUF's own weights "
             "(set dtype 'auto', or runtime 'torch')"
+        )
+
+
+def check_vllm_settings(config: EngineConfig, files: ModelFiles) -> None:
+    """Refuse settings a vLLM server cannot honour from here; the tokenizer must be at hand."""
+    for name in ("adapter", "drafter"):
+        if getattr(config, name):
+            raise ConfigError(
+                f"{name} is loaded into the model in process: with runtime 'vllm' serve it "
+                "from vLLM instead (or set runtime to 'torch')"
+            )
+    if config.dtype != "auto":
+        raise ConfigError(f"dtype {config.dtype!r}: the vLLM server chooses it (--dtype)")
+    if not config.vllm_url.startswith(("http://", "https://")):
+        raise ConfigError(f"vllm_url {config.vllm_url!r} is not an http:// or https:// URL")
+    if not (files.has_tokenizer_files or files.hub_id):
+        where = files.hub_id or files.folder or files.gguf
+        raise ConfigError(
+            f"the vLLM runtime needs the served model's tokenizer here and {where} has none: "
+            "name the pack or folder the server serves"
         )

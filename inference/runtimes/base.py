@@ -43,6 +43,10 @@ class RuntimeSequence(Protocol):
         """A new sequence that starts with this one's cache (shared where the runtime can)."""
         ...
 
+    def settle(self) -> None:
+        """The engine is done with the sequence until its next update: stop work run ahead."""
+        ...
+
     def close(self) -> None:
         """Free the cache; the sequence is not used again."""
         ...
@@ -65,17 +69,23 @@ class Feed:
 
 @dataclass
 class Output:
-    """Logits of one feed: `rows` [len(tokens) - first_row, V], `noise_rows` [noise, V]."""
+    """Logits of one feed: `rows` [len(tokens) - first_row, V], `noise_rows` [noise, V].
+
+    A runtime behind a wire (vLLM) says what the feed cost there: the requests it made and the
+    token ids they carried (0 for a step served from a running stream, and in process).
+    """
 
     rows: torch.Tensor
     noise_rows: torch.Tensor | None = None
+    requests: int = 0
+    request_tokens: int = 0
 
 
 @dataclass(frozen=True)
 class RuntimeInfo:
     """What a runtime is, for people and for results files."""
 
-    kind: str  # "torch" or "llamacpp"
+    kind: str  # "torch", "llamacpp" or "vllm"
     device: str
     dtype: str  # torch dtype, or the GGUF's weight type for llama.cpp
     threads: int

@@ -91,6 +91,9 @@ class LlamaSequence:
         """A new sequence sharing this one's cells (llama.cpp tags them with both ids)."""
         return self.runtime.fork(self)
 
+    def settle(self) -> None:
+        """Nothing runs ahead in process."""
+
     def close(self) -> None:
         """Free the sequence id and its cells."""
         self.runtime.release(self)

@@ -129,6 +129,9 @@ class TorchSequence:
         twin.cache, twin.length = copy.deepcopy(self.cache), self.length
         return twin
 
+    def settle(self) -> None:
+        """Nothing runs ahead in process."""
+
     def close(self) -> None:
         """Drop the cache."""
         self.truncate(0)

@@ -14,7 +14,7 @@ from inference.api import Request
 from lsp_server.benchlsp.report import format_table, summarize, write_cdf, write_results
 from lsp_server.benchlsp.run import EditorKind, RunOptions, SessionResult, run_sessions
 from lsp_server.benchlsp.sessions import Session, default_sessions, read_sessions
-from lsp_server.client import Editor
+from lsp_server.client import Editor, vllm_settings
 from lsp_server.config import Settings
 from lsp_server.spec import find_spec
 
@@ -27,6 +27,8 @@ class BenchOptions:
     out: Path
     runtime: str = "auto"
     threads: int | None = None
+    vllm_url: str | None = None  # runtime vllm: the server (None: the setting's default)
+    vllm_model: str | None = None
     prompt_format: str = "auto"
     max_tokens: int = 256
     sessions: int = 20
@@ -123,6 +125,7 @@ def _settings(options: BenchOptions) -> dict[str, Any]:
     return {
         "model": options.model, "runtime": options.runtime, "threads": options.threads,
         "promptFormat": options.prompt_format, "maxTokens": options.max_tokens,
+        **vllm_settings(options.vllm_url, options.vllm_model),
         **dict(options.server_settings),
     }  # fmt: skip
 
