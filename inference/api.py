@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 Language = Literal["python", "brace"]
-FinishReason = Literal["stop", "eos", "length", "unfinished"]
+# not_a_body: the answer ended but is no body of the function being written (another function)
+FinishReason = Literal["stop", "eos", "length", "unfinished", "not_a_body"]
 
 
 @dataclass(frozen=True)

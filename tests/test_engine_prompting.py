@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from inference.api import Request
@@ -68,3 +71,20 @@ def test_extract_body_drops_the_restated_header_and_docstring():
 
 def test_extract_body_keeps_an_answer_without_the_header():
     assert extract_body("    return 1\n", Request(SPEC)) == "    return 1\n"
+
+
+def test_extract_body_refuses_an_answer_that_is_another_function():
+    answer = 'def other(path):\n    """Return 1."""\n    return 1\n'
+    assert extract_body(answer, Request(SPEC)) is None
+    assert extract_body('    """Return the size."""\n    return 2\n', Request(SPEC)) == (
+        '    """Return the size."""\n    return 2\n'
+    )  # a repeated docstring, then a body: a body
+
+
+def test_real_chat_answers_saved_as_fixtures():
+    """Answers real models gave (tests/data/answers): another function is no body at all."""
+    saved = Path(__file__).parent / "data" / "answers" / "chat_answers.json"
+    cases = json.loads(saved.read_text(encoding="utf-8"))
+    assert any(case["body"] is None for case in cases) and any(case["body"] for case in cases)
+    for case in cases:
+        assert extract_body(case["answer"], Request(case["request"])) == case["body"], case["about"]

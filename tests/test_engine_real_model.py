@@ -7,6 +7,9 @@ depend on the batch shape (a verify pass against one-token decoding: up to ~1.1 
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from inference.api import Request
@@ -97,3 +100,12 @@ def test_sample_mode_with_a_fixed_seed_is_reproducible(real_model_name):
         return engine.finalize("spec", typed(3), version=2).token_ids
 
     assert run() == run()
+
+
+def test_an_answer_that_is_another_function_is_no_suggestion(engine):
+    """smollm2 answers this spec with a new `def distance_midpoint` (seen in a real VS Code)."""
+    saved = Path(__file__).parent / "data" / "answers" / "chat_answers.json"
+    case = json.loads(saved.read_text(encoding="utf-8"))[1]
+    answer = engine.generate(Request(case["request"]))
+    assert engine.runtime.tokenizer.decode(answer.token_ids).startswith("def distance_midpoint")
+    assert answer.text == "" and answer.finish_reason == "not_a_body"

@@ -295,7 +295,10 @@ class Engine:
         """The editor's text of an answer's tokens (a chat answer's body only), and its end."""
         text, reason = self.stop_rule(prompt).answer(tokens)
         if prompt.whole_function:
-            text = extract_body(text, prompt.request)
+            body = extract_body(text, prompt.request)
+            if body is None:  # another function, say: no suggestion, and the reason says so
+                return "", "not_a_body" if reason != "unfinished" else reason
+            text = body
         return text, reason
 
     def _completion(

@@ -131,17 +131,20 @@ class PromptBuilder:
         return frozenset(vocab[t] for t in tokens if t in vocab)
 
 
-def extract_body(answer: str, request: Request) -> str:
+def extract_body(answer: str, request: Request) -> str | None:
     """The body of the request's function inside an answer that restates the whole function.
 
     Chat answers write the function from its header; the editor needs only what follows the
-    header and its docstring. An answer that does not restate the header is returned as is.
+    header and its docstring. An answer that does not restate the header is kept only if it
+    is a body: its first line of code (after a repeated docstring) indented under the header.
+    Anything else, such as another function or a class at the header's level, is no body of
+    this function: None.
     """
     header = _last_header(request.text, request.language)
     lines = answer.splitlines(keepends=True)
     starts = [i for i, line in enumerate(lines) if header and line.strip().startswith(header)]
     if not starts:
-        return answer
+        return answer if _is_body(answer, request) else None
     start = starts[0]
     indent = len(lines[start]) - len(lines[start].lstrip())
     rest = _skip_docstring(lines[start + 1 :])
@@ -151,6 +154,18 @@ def extract_body(answer: str, request: Request) -> str:
             break
         body.append(line)
     return "".join(body).rstrip() + "\n" if body else ""
+
+
+def _is_body(answer: str, request: Request) -> bool:
+    """True when the answer's first code line is indented deeper than the function's header."""
+    header_indent = function_indent(request.text, request.language)
+    if header_indent is None or request.language != "python":
+        return True
+    code = [line for line in _skip_docstring(answer.splitlines()) if line.strip()]
+    if not code:
+        return True  # nothing yet (or a partial draft): no answer to refuse
+    first = code[0]
+    return len(first.expandtabs(4)) - len(first.expandtabs(4).lstrip()) > header_indent
 
 
 def _last_header(text: str, language: str) -> str | None:
