@@ -100,6 +100,8 @@ class SessionResult:
     streaming_ms: float
     conventional_ms: float
     residual_forwards: int
+    residual_requests: int  # vLLM runtime: requests at the trigger, and the tokens they carried
+    residual_request_tokens: int
     identical: bool
     answer: str
 
@@ -160,6 +162,7 @@ async def _session(editor: Editor, index: int, options: DemoOptions) -> SessionR
     streaming_ms, answer = await editor.timed("textDocument/inlineCompletion", uri, position)
     conventional_ms, plain = await editor.timed(PLAIN_COMPLETION, uri, position)
     stats = await editor.stats()
+    trigger = last_trigger(stats, uri)
     client.text_document_did_close(
         types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
     )
@@ -169,17 +172,26 @@ async def _session(editor: Editor, index: int, options: DemoOptions) -> SessionR
         typing_s=round(typing_s, 3),
         streaming_ms=round(streaming_ms, 3),
         conventional_ms=round(conventional_ms, 3),
-        residual_forwards=last_trigger(stats, uri).get("residualForwards", -1),
+        residual_forwards=trigger.get("residualForwards", -1),
+        residual_requests=trigger.get("residualRequests", 0),
+        residual_request_tokens=trigger.get("residualRequestTokens", 0),
         identical=answer == plain,
         answer=answer,
     )
     print(
         f"session {index + 1} ({result.function}): {result.keystrokes} keystrokes in "
         f"{result.typing_s:.1f} s; at trigger: streaming {result.streaming_ms:.1f} ms "
-        f"({result.residual_forwards} residual forwards), conventional "
+        f"({result.residual_forwards} residual forwards{_requests(result)}), conventional "
         f"{result.conventional_ms:.1f} ms, identical answers: {result.identical}"
     )
     return result
+
+
+def _requests(result: SessionResult) -> str:
+    """', N requests carrying T tokens' on a runtime behind a wire (vLLM), else nothing."""
+    if not result.residual_requests:
+        return ""
+    return f", {result.residual_requests} requests of {result.residual_request_tokens} tokens"
 
 
 def _report(results: list[SessionResult], options: DemoOptions) -> None:
