@@ -8,8 +8,10 @@ prompt logprobs) are checked against a plain HTTP stand-in.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -160,6 +162,7 @@ class _Stand_in(BaseHTTPRequestHandler):
     """A server that tokenizes like smollm2 but answers completions without prompt logprobs."""
 
     tokenizer: Any = None
+    completions: str = "no prompt logprobs"  # or "500", "401", "slow"
 
     def do_GET(self) -> None:  # noqa: N802 - http.server's name
         self._json({"data": [{"id": MODEL}]} if self.path == "/v1/models" else {"version": "x"})
@@ -169,6 +172,11 @@ class _Stand_in(BaseHTTPRequestHandler):
         if self.path == "/tokenize":
             ids = self.tokenizer.encode(body["prompt"], add_special_tokens=False)
             self._json({"tokens": ids, "max_model_len": 2048})
+        elif self.completions in ("500", "401"):
+            self._json({"object": "error", "message": "boom"}, int(self.completions))
+        elif self.completions == "slow":
+            time.sleep(2)
+            self._json({"choices": [_step(5)]})
         elif body.get("stream"):  # a greedy answer, then EOS
             answer = self.tokenizer.encode("    return n > 1\n", add_special_tokens=False)
             self.send_response(200)
@@ -180,13 +188,14 @@ class _Stand_in(BaseHTTPRequestHandler):
         else:
             self._json({"choices": [_step(5)]})  # and no prompt_logprobs
 
-    def _json(self, value: Any) -> None:
+    def _json(self, value: Any, status: int = 200) -> None:
         data = json.dumps(value).encode()
-        self.send_response(200)
+        self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
-        self.wfile.write(data)
+        with contextlib.suppress(BrokenPipeError):  # the client timed out and left
+            self.wfile.write(data)
 
     def log_message(self, *args: Any) -> None:
         pass
@@ -196,7 +205,8 @@ def _step(token: int) -> dict[str, Any]:
     return {"token_ids": [token], "logprobs": {"top_logprobs": [{f"token_id:{token}": -0.1}]}}
 
 
-def test_a_server_without_prompt_logprobs_is_a_clear_error_and_loses_nothing(real_model_name):
+@pytest.fixture
+def stand_in(real_model_name) -> Iterator[str]:
     from transformers import AutoTokenizer
 
     from inference import packs
@@ -204,16 +214,39 @@ def test_a_server_without_prompt_logprobs_is_a_clear_error_and_loses_nothing(rea
     _Stand_in.tokenizer = AutoTokenizer.from_pretrained(packs.installed_path(real_model_name))
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Stand_in)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        engine = engine_on(f"http://127.0.0.1:{server.server_port}")
-        engine.open("spec")
-        first = engine.update("spec", typed(1), version=1)  # streamed: no rows asked
-        assert first.text.strip() == "return n > 1"
-        draft = first.token_ids
-        with pytest.raises(RuntimeFailure, match="no prompt logprobs"):
-            engine.update("spec", typed(2), version=2)
-        assert engine._sessions["spec"].draft == draft  # kept, to be verified once it works
-        engine.shutdown()
-    finally:
-        server.shutdown()
+    yield f"http://127.0.0.1:{server.server_port}"
+    server.shutdown()
+    _Stand_in.completions = "no prompt logprobs"
 
+
+def test_a_server_without_prompt_logprobs_is_a_clear_error_and_loses_nothing(stand_in):
+    engine = engine_on(stand_in)
+    engine.open("spec")
+    first = engine.update("spec", typed(1), version=1)  # streamed: no rows asked
+    assert first.text.strip() == "return n > 1"
+    draft = first.token_ids
+    with pytest.raises(RuntimeFailure, match="no prompt logprobs"):
+        engine.update("spec", typed(2), version=2)
+    assert engine._sessions["spec"].draft == draft  # kept, to be verified once it works
+    engine.shutdown()
+
+
+@pytest.mark.parametrize(
+    ("completions", "message"),
+    [
+        ("500", "answered 500: .*boom"),
+        ("401", "answered 401 \\(check PREWRITE_VLLM_API_KEY\\)"),
+        ("slow", "did not answer within 0.5 s \\(vllmTimeoutS\\)"),
+    ],
+)
+def test_http_errors_and_timeouts_name_the_server_and_what_to_check(
+    stand_in, completions, message
+):
+    _Stand_in.completions = completions
+    engine = engine_on(stand_in, vllm_timeout_s=0.5)
+    engine.open("spec")
+    with pytest.raises(RuntimeFailure, match=f"vLLM at {stand_in} {message}"):
+        engine.update("spec", typed(1), version=1)
+    _Stand_in.completions = "no prompt logprobs"  # the server is well again: so is the engine
+    assert engine.update("spec", typed(1), version=2).text.strip() == "return n > 1"
+    engine.shutdown()
