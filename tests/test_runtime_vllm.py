@@ -88,6 +88,21 @@ def test_exact_mode_gives_vllms_own_greedy_for_a_docstring_typed_in_steps(vllm):
         engine.shutdown()
 
 
+def test_stale_draft_proposals_ride_on_verify_requests_with_lookahead_on(vllm):
+    """Off by default (each proposal step is a request that recomputes the prompt): on a GPU
+    vLLM `lookahead` makes the stale draft's tokens cost one request instead of a stream step
+    each. The answer is the same."""
+    engine = engine_on(vllm.url, max_tokens=48, lookahead=16)
+    try:
+        engine.open("spec")
+        engine.update("spec", typed(2), version=1)
+        streamed = engine.finalize("spec", typed(3), version=2)
+        assert streamed.token_ids == vllm_greedy(engine, typed(3), len(streamed.token_ids))
+        assert streamed.cost.lookahead_tokens > 0  # the stale draft was proposed and kept
+    finally:
+        engine.shutdown()
+
+
 def test_two_documents_drafted_at_once_each_get_their_own_greedy_answer(vllm):
     engine = engine_on(vllm.url, max_tokens=48)
     other = 'def mean(values: list[float]) -> float:\n    """'
