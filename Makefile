@@ -11,7 +11,7 @@ TEST_MODEL ?= smollm2-135m
 LLAMA_CMAKE_ARGS := -DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_TOOLS=OFF \
 	-DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF
 
-.PHONY: venv demo engine-demo test lint models-test clients-test
+.PHONY: venv demo engine-demo test lint models-test vsix clients-test
 
 $(STAMP): pyproject.toml requirements.lock
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -39,10 +39,16 @@ lint: venv
 models-test: venv
 	$(BIN)/prewrite models install $(TEST_MODEL) --safetensors
 
+VSCODE := editor-clients/vscode
+
+# The VS Code extension packaged for `code --install-extension`: $(VSCODE)/prewrite-<version>.vsix.
+vsix:
+	cd $(VSCODE) && npm ci --no-audit --no-fund && npm run build && npm run package
+
 # Editor clients: Neovim for tests/test_neovim_client.py (apt-get when root), the VS Code extension's Node tests.
-clients-test: venv models-test
+clients-test: venv models-test vsix
 	command -v nvim >/dev/null || [ "$$(id -u)" != 0 ] || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq neovim)
-	cd editor-clients/vscode && npm ci --no-audit --no-fund && npm run build && npm test
+	cd $(VSCODE) && npm test
 
 test: lint models-test clients-test
 	$(BIN)/python -m pytest -q -p no:cacheprovider
