@@ -11,7 +11,7 @@ TEST_MODEL ?= smollm2-135m
 LLAMA_CMAKE_ARGS := -DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_TOOLS=OFF \
 	-DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF
 
-.PHONY: venv demo engine-demo test lint models-test vsix clients-test
+.PHONY: venv demo engine-demo test lint models-test vsix clients-test vscode-e2e
 
 $(STAMP): pyproject.toml requirements.lock
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -50,5 +50,13 @@ clients-test: venv models-test vsix
 	command -v nvim >/dev/null || [ "$$(id -u)" != 0 ] || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq neovim)
 	cd $(VSCODE) && npm test
 
-test: lint models-test clients-test
+# The packaged extension in real VS Code (code-server driven by headless Chromium). Node 24 and
+# code-server install once into the per-user cache ($$PREWRITE_CACHE or ~/.cache/prewrite); Debian's
+# Chromium, and libkrb5-dev for code-server's kerberos module, with apt-get when root.
+vscode-e2e: venv models-test vsix
+	(command -v chromium >/dev/null && dpkg -s libkrb5-dev >/dev/null 2>&1) || [ "$$(id -u)" != 0 ] || \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium libkrb5-dev)
+	cd $(VSCODE) && node out/e2e/install.js && npm run e2e
+
+test: lint models-test clients-test vscode-e2e
 	$(BIN)/python -m pytest -q -p no:cacheprovider
