@@ -52,7 +52,7 @@ test('its metadata names no placeholder (no made-up repository URL)', () => {
   assert.equal(packageJson.repository, undefined, 'the real repository URL is unknown: no repository field');
   for (const name of ['extension.vsixmanifest', 'extension/package.json', 'extension/readme.md']) {
     const text = files.find((entry) => entry.name === name)!.read().toString('utf8');
-    assert.doesNotMatch(text, /example\.(invalid|com|org)|placeholder|your-?(name|org)/i, name);
+    assert.doesNotMatch(text, /example\.(invalid|com|org|net)|your-(name|org|repo)/i, name);
   }
   const manifest = JSON.parse(files.find((entry) => entry.name === 'extension/package.json')!.read().toString('utf8'));
   assert.equal(manifest.name, 'prewrite');
