@@ -74,7 +74,10 @@ export async function start(root: string, timeoutMs: number): Promise<CodeServer
   const child = spawn(nodeBinary(), args, { env: folders(root).env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const listening = new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`code-server did not listen within ${timeoutMs} ms:\n${output}`)), timeoutMs);
+    const timer = setTimeout(() => {
+      signalGroup(child.pid!, 'SIGKILL');
+      reject(new Error(`code-server did not listen within ${timeoutMs} ms:\n${output}`));
+    }, timeoutMs);
     const read = (chunk: Buffer) => {
       output = (output + chunk.toString()).slice(-20_000);
       if (output.includes('HTTP server listening on')) {

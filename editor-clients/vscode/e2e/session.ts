@@ -65,7 +65,10 @@ export async function open(options: {
   started = performance.now();
   const server = await codeServer.start(root, options.timeoutMs);
   timings.codeServerStart = since(started);
-  const browser = await launch(path.join(root, 'chromium'));
+  const browser = await launch(path.join(root, 'chromium')).catch(async (error) => {
+    await codeServer.stop(server);
+    throw error;
+  });
   const session: Session = { root, workspace, artifacts, server, browser, page: await browser.newPage(), timings, failed: false };
   try {
     await check(session, 'open the workbench', async () => {
