@@ -91,6 +91,7 @@ def serve_handler(args: argparse.Namespace) -> int:
     # there while a model loads; `prewrite/status` tells the client about loading.
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr)
+    logging.getLogger("pygls.protocol.json_rpc").addFilter(_late_cancel_filter)
     server = create_server()
     if args.tcp is not None:
         server.start_tcp(args.host, args.tcp)
@@ -98,6 +99,15 @@ def serve_handler(args: argparse.Namespace) -> int:
     stdin, stdout = _protocol_streams()
     server.start_io(stdin, stdout)
     return 0
+
+
+def _late_cancel_filter(record: logging.LogRecord) -> bool:
+    """Drop pygls's warning for a $/cancelRequest that came after its request was answered.
+
+    VS Code cancels every automatic inline request the next keystroke makes stale, so most
+    cancels arrive late; the warning is noise that VS Code shows as `[error]` lines.
+    """
+    return not record.getMessage().startswith("Cancel notification for unknown message id")
 
 
 def _protocol_streams() -> tuple[BinaryIO, BinaryIO]:

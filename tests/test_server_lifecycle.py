@@ -6,9 +6,11 @@ Run with the client capabilities pytest-lsp captured from real VS Code and Neovi
 from __future__ import annotations
 
 import asyncio
+import json
 import shutil
 import socket
 import sys
+from typing import Any
 
 import pytest
 import pytest_lsp
@@ -16,7 +18,7 @@ from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 
 from lsp_server.client import ClientProtocol
-from lsp_server.wire import STATS_COMMAND, TOGGLE_COMMAND
+from lsp_server.wire import STATS_COMMAND, STATUS, TOGGLE_COMMAND
 from tests.lsp_fixtures import (
     DATA,
     SERVER,
@@ -132,12 +134,57 @@ async def test_serve_over_tcp_binds_localhost_and_exits_cleanly():
     await client.stop()
 
 
-async def test_loading_a_model_writes_no_progress_bars_to_stderr(real_model_name, capfd):
-    # VS Code shows every stderr line of a server as an error in its output channel.
-    from lsp_server.client import Editor
+def frame(message: dict[str, Any]) -> bytes:
+    body = json.dumps(message).encode()
+    return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
 
-    editor = Editor("stderr-probe")
-    status = await editor.start({"model": real_model_name, "runtime": "torch"})
-    await editor.close()
-    assert status.state == "ready"
-    assert "Loading weights" not in capfd.readouterr().err
+
+async def read_frame(stream: asyncio.StreamReader) -> dict[str, Any]:
+    length = 0
+    while (line := await stream.readline()).strip():
+        if line.lower().startswith(b"content-length:"):
+            length = int(line.split(b":")[1])
+    message: dict[str, Any] = json.loads(await stream.readexactly(length))
+    return message
+
+
+async def test_loading_a_model_writes_no_progress_bars_to_stderr(real_model_name):
+    # VS Code shows every stderr line of a server as an error in its output channel.
+    server = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "lsp_server.cli", "serve", stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    assert server.stdin is not None and server.stdout is not None and server.stderr is not None
+    settings = {"model": real_model_name, "runtime": "torch"}
+    params = {"capabilities": {}, "initializationOptions": settings}
+    server.stdin.write(frame({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}))
+    server.stdin.write(frame({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
+    state = "loading"
+    while state == "loading":
+        message = await asyncio.wait_for(read_frame(server.stdout), 300)
+        if message.get("method") == STATUS:
+            state = message["params"]["state"]
+    server.stdin.write(frame({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}))
+    server.stdin.write(frame({"jsonrpc": "2.0", "method": "exit"}))
+    _, err = await asyncio.wait_for(server.communicate(), 120)
+    assert state == "ready"
+    assert b"Loading weights" not in err
+
+
+async def test_a_cancel_that_comes_after_its_answer_writes_nothing_to_stderr():
+    # VS Code cancels many automatic requests after they were answered; pygls warned each time.
+    server = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "lsp_server.cli", "serve", stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}},
+        {"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": 1}},  # answered
+        {"jsonrpc": "2.0", "method": "$/unknownNotification", "params": {}},  # still warned
+        {"jsonrpc": "2.0", "id": 2, "method": "shutdown"},
+        {"jsonrpc": "2.0", "method": "exit"},
+    ]
+    wire = b"".join(frame(m) for m in messages)
+    _, err = await asyncio.wait_for(server.communicate(wire), 120)
+    assert b"unknownNotification" in err  # stderr is read, and other warnings stay
+    assert b"Cancel notification" not in err

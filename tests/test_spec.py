@@ -355,3 +355,13 @@ def test_a_jsdoc_line_being_opened_becomes_the_closing_line():
     spec = find_spec(text, len(text), "brace")
     assert spec is not None and spec.closing == "/"
     assert spec.request.text.endswith("   * Return the sum of xs.\n   */\n")
+
+
+def test_in_the_empty_body_under_a_comment_the_answer_replaces_the_indentation():
+    """VS Code after Enter on `function f() {` below a `/** */`: the cursor on an indented line."""
+    text, cursor = load(DATA / "ts_body_under_comment_above.ts.case")
+    spec = find_spec(text, cursor, "brace")
+    assert spec is not None and spec.kind == "comment"
+    answer = "  return [(a[0] + b[0]) / 2, (a[1] + b[1]) / 2];\n"
+    start = text.rindex("\n", 0, cursor) + 1
+    assert answer_edit(text, spec, cursor, answer) == Edit(start, cursor, answer.rstrip("\n"))

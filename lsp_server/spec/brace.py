@@ -46,12 +46,29 @@ class BraceFinder:
             body = self._body_start(start, end)
             if body is None:
                 continue
-            found = self._body_spec(body, indent_of(text[start:end]))
+            found = self._body_spec(body, indent_of(text[start:end])) or self._comment_before(start)
             if found:
                 yield found
             headers += 1
             if headers == CANDIDATES:
                 return
+
+    def _comment_before(self, header: int) -> Found | None:
+        """The comment block right above a function header (annotations between skipped).
+
+        So the cursor in the empty body of `/** spec */ function f() {` (where VS Code puts it
+        after Enter) writes from the comment above.
+        """
+        if header == 0:
+            return None
+        for start, end in lines_up(self.text, header - 1):
+            line = self.text[start:end]
+            if line.lstrip().startswith("@"):
+                continue
+            if _BRACE_COMMENT.match(line) or line.rstrip().endswith("*/"):
+                return self._comment_above(start)
+            return None
+        return None
 
     def _body_start(self, start: int, end: int) -> int | None:
         """End of the line holding the opening brace if a function header starts here."""

@@ -160,12 +160,7 @@ test('Python: typed docstring, ghost text, Tab inserts exactly the server\'s ans
   });
 });
 
-// The server finds no spec from the empty body of a brace function (it answers nothing there),
-// and its answer with the cursor in the comment lies lines below the cursor, where VS Code draws
-// no ghost text; the test stays as the behaviour wanted, marked todo until the server has it.
-const TS_TODO = 'the server answers nothing in the body below a /** */ comment and header';
-
-test('TypeScript: a /** */ comment and the header, ghost text in the body, Tab inserts exactly the server\'s answer', { skip, todo: !skip && TS_TODO, timeout: 2 * MODEL_MS }, async () => {
+test('TypeScript: a /** */ comment and the header, ghost text in the body, Tab inserts exactly the server\'s answer', { skip, timeout: 2 * MODEL_MS }, async () => {
   const { page } = live();
   await session.check(live(), 'typescript', async () => {
     await wb.openFile(page, tsScenario.file, UI_MS);
