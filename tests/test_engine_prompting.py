@@ -88,3 +88,12 @@ def test_real_chat_answers_saved_as_fixtures():
     assert any(case["body"] is None for case in cases) and any(case["body"] for case in cases)
     for case in cases:
         assert extract_body(case["answer"], Request(case["request"])) == case["body"], case["about"]
+
+
+def test_a_body_answer_ends_where_it_leaves_the_function():
+    answer = "    return 1\n\n\ndef other():\n    pass\n"
+    assert extract_body(answer, Request(SPEC)) == "    return 1\n"
+    brace = Request("/** The sum. */\nfunction add(a, b) {\n", language="brace")
+    assert extract_body("  return a + b;\n}\n\nfunction midpoint() {}\n", brace) == (
+        "  return a + b;\n}\n"
+    )

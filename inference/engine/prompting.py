@@ -144,7 +144,7 @@ def extract_body(answer: str, request: Request) -> str | None:
     lines = answer.splitlines(keepends=True)
     starts = [i for i, line in enumerate(lines) if header and line.strip().startswith(header)]
     if not starts:
-        return answer if _is_body(answer, request) else None
+        return _body_as_is(answer, request) if _is_body(answer, request) else None
     start = starts[0]
     indent = len(lines[start]) - len(lines[start].lstrip())
     rest = _skip_docstring(lines[start + 1 :])
@@ -154,6 +154,22 @@ def extract_body(answer: str, request: Request) -> str | None:
             break
         body.append(line)
     return "".join(body).rstrip() + "\n" if body else ""
+
+
+def _body_as_is(answer: str, request: Request) -> str:
+    """A body answer up to where it leaves the function: the first line at the header's indent
+    or less (kept when it is the brace language's closing `}`); what follows is other code."""
+    header_indent = function_indent(request.text, request.language)
+    if header_indent is None:
+        return answer
+    lines = answer.splitlines(keepends=True)
+    for i, line in enumerate(lines):
+        stripped = line.expandtabs(4)
+        if line.strip() and len(stripped) - len(stripped.lstrip()) <= header_indent:
+            keep = request.language == "brace" and line.strip().startswith("}")
+            body = "".join(lines[: i + 1 if keep else i]).rstrip()
+            return body + "\n" if body else ""
+    return answer
 
 
 def _is_body(answer: str, request: Request) -> bool:

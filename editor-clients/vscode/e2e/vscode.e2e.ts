@@ -107,6 +107,7 @@ async function typeWaitAccept(page: Page, name: string, keys: () => Promise<void
   const timings = live().timings;
   const before = file(name);
   await wb.chord(page, 'Control', 'End');
+  await wb.waitForLanguageRules(page, UI_MS);
   let started = performance.now();
   await keys();
   timings[`${name}: typing`] = session.since(started);

@@ -165,6 +165,32 @@ export async function ghostText(page: Page): Promise<string> {
   });
 }
 
+/**
+ * Wait until the active editor applies its language's rules: VS Code loads a language's
+ * configuration (brackets that close themselves, comment continuation) some time after the
+ * file opens, and keys typed before then get none of it. Types `(` on the cursor's (empty)
+ * line until `)` follows by itself, then deletes the pair.
+ */
+export async function waitForLanguageRules(page: Page, timeoutMs: number): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    await page.keyboard.type('(');
+    const closed = await page.evaluate(() =>
+      [...document.querySelectorAll('.editor-instance .monaco-editor .view-line')].some(
+        (line) => (line.textContent ?? '').replace(/\u00a0/g, ' ').trim() === '()',
+      ),
+    );
+    await page.keyboard.press('Backspace'); // between an auto-closed pair it deletes both
+    if (closed) {
+      return;
+    }
+    if (performance.now() > deadline) {
+      throw new Error(`the editor applied no language rules within ${timeoutMs} ms`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+}
+
 /** Wait until ghost text is drawn in the active editor and return it. */
 export async function waitForGhostText(page: Page, timeoutMs: number): Promise<string> {
   await page.waitForFunction(
