@@ -97,3 +97,12 @@ def test_a_body_answer_ends_where_it_leaves_the_function():
     assert extract_body("  return a + b;\n}\n\nfunction midpoint() {}\n", brace) == (
         "  return a + b;\n}\n"
     )
+
+
+def test_a_brace_answer_that_defines_the_function_another_way_gives_its_body():
+    """smollm2 in chat format restates `function add(` as an arrow function."""
+    request = Request("/** The sum. */\nexport function add(a: Point, b: Point): Point {\n",
+                      language="brace")  # fmt: skip
+    answer = "const add = (a: Point, b: Point): Point => {\n  return a + b;\n};\n```"
+    assert extract_body(answer, request) == "  return a + b;\n"
+    assert extract_body("const other = () => {\n  return 1;\n};\n", request) == ""

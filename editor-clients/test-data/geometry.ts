@@ -2,7 +2,4 @@
 
 export type Point = [number, number];
 
-/** Return the Euclidean distance between the points a and b. */
-export function distance(a: Point, b: Point): number {
-  return Math.hypot(a[0] - b[0], a[1] - b[1]);
-}
+export const ORIGIN: Point = [0, 0];

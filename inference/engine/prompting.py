@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from transformers import PreTrainedTokenizerBase
@@ -142,7 +143,8 @@ def extract_body(answer: str, request: Request) -> str | None:
     """
     header = _last_header(request.text, request.language)
     lines = answer.splitlines(keepends=True)
-    starts = [i for i, line in enumerate(lines) if header and line.strip().startswith(header)]
+    restates = _restates(header, request.language)
+    starts = [i for i, line in enumerate(lines) if restates(line)]
     if not starts:
         return _body_as_is(answer, request) if _is_body(answer, request) else None
     start = starts[0]
@@ -154,6 +156,20 @@ def extract_body(answer: str, request: Request) -> str | None:
             break
         body.append(line)
     return "".join(body).rstrip() + "\n" if body else ""
+
+
+def _restates(header: str | None, language: str) -> Callable[[str], bool]:
+    """Whether an answer's line restates the function: its header, or in a brace language
+    the same name defined another way (`const name = (...) => {`, as chat answers often do)."""
+    if not header:
+        return lambda line: False
+    names = re.findall(r"(\w+)\s*\($", header)
+    other = None
+    if language == "brace" and names:
+        name = re.escape(names[-1])
+        defined = rf"(?:(?:const|let|var)\s+{name}\s*[:=]|function\s+{name}\s*\()"
+        other = re.compile(rf"^(?:export\s+)?{defined}")
+    return lambda line: line.strip().startswith(header) or bool(other and other.match(line.strip()))
 
 
 def _body_as_is(answer: str, request: Request) -> str:

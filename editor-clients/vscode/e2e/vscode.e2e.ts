@@ -161,13 +161,26 @@ test('Python: typed docstring, ghost text, Tab inserts exactly the server\'s ans
   });
 });
 
+/** A step of the TypeScript scenario: text typed, a key pressed, or a closing typed if missing. */
+type Key = { type: string } | { press: Parameters<Page['keyboard']['press']>[0] } | { close: string; line: string };
+
 test('TypeScript: a /** */ comment and the header, ghost text in the body, Tab inserts exactly the server\'s answer', { skip, timeout: 2 * MODEL_MS }, async () => {
   const { page } = live();
   await session.check(live(), 'typescript', async () => {
     await wb.openFile(page, tsScenario.file, UI_MS);
     const keys = async () => {
-      for (const key of tsScenario.keys as ({ type: string } | { press: Parameters<Page['keyboard']['press']>[0] })[]) {
-        await ('type' in key ? page.keyboard.type(key.type, { delay: KEY_DELAY_MS }) : page.keyboard.press(key.press, { delay: KEY_DELAY_MS }));
+      for (const key of tsScenario.keys as Key[]) {
+        if ('close' in key) {
+          // VS Code may have auto-closed the comment already (its language rules): a person
+          // types the closing only when it is not there
+          if (!(await wb.hasLine(page, key.line))) {
+            await page.keyboard.type(key.close, { delay: KEY_DELAY_MS });
+          }
+        } else if ('type' in key) {
+          await page.keyboard.type(key.type, { delay: KEY_DELAY_MS });
+        } else {
+          await page.keyboard.press(key.press, { delay: KEY_DELAY_MS });
+        }
       }
     };
     await typeWaitAccept(page, tsScenario.file, keys, tsScenario.typed, UI_MS);

@@ -191,6 +191,17 @@ export async function waitForLanguageRules(page: Page, timeoutMs: number): Promi
   }
 }
 
+/** True when a line of the active editor reads `text` (leading and trailing blanks aside). */
+export async function hasLine(page: Page, text: string): Promise<boolean> {
+  return page.evaluate(
+    (wanted) =>
+      [...document.querySelectorAll('.editor-instance .monaco-editor .view-line')].some(
+        (line) => (line.textContent ?? '').replace(/\u00a0/g, ' ').trim() === wanted,
+      ),
+    text,
+  );
+}
+
 /** Wait until ghost text is drawn in the active editor and return it. */
 export async function waitForGhostText(page: Page, timeoutMs: number): Promise<string> {
   await page.waitForFunction(
