@@ -8,6 +8,7 @@ prompt logprobs) are checked against a plain HTTP stand-in.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import threading
@@ -151,8 +152,7 @@ async def test_vllm_gone_mid_draft_is_a_clear_error_and_the_server_recovers(clie
     doc.type(client, doc.typed_case("numbers")[-12:])
     with pytest.raises(JsonRpcException, match="refused the connection"):
         await inline(client, doc)
-    shown = [m.message for m in client.messages]
-    assert any("vLLM at" in m for m in shown), shown  # the drafting failure popped up once
+    await popped_up(client, "vLLM at")  # the drafting failure is shown to the user
     assert (await stats(client))["documents"]  # the server still answers
 
     proxy.restore()  # vLLM is back: the same trigger is answered, as plain greedy answers it
@@ -162,6 +162,15 @@ async def test_vllm_gone_mid_draft_is_a_clear_error_and_the_server_recovers(clie
     assert report["runtime"]["kind"] == "vllm"
     triggers = next(d for d in report["documents"] if d["uri"] == doc.uri)["triggers"]
     assert triggers[-1]["residualRequests"] >= 0 and "residualRequestTokens" in triggers[-1]
+
+
+async def popped_up(client: PrewriteClient, text: str, timeout_s: float = 60) -> list[str]:
+    """The window/showMessage texts once one holds `text` (it may come after a response)."""
+    deadline = time.monotonic() + timeout_s
+    while not any(text in m.message for m in client.messages):
+        assert time.monotonic() < deadline, [m.message for m in client.messages]
+        await asyncio.sleep(0.1)
+    return [m.message for m in client.messages]
 
 
 # -- without a model ---------------------------------------------------------------------------
