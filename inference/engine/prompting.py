@@ -180,8 +180,7 @@ def _body_as_is(answer: str, request: Request) -> str:
         return answer
     lines = answer.splitlines(keepends=True)
     for i, line in enumerate(lines):
-        stripped = line.expandtabs(4)
-        if line.strip() and len(stripped) - len(stripped.lstrip()) <= header_indent:
+        if line.strip() and _indent(line) <= header_indent:
             keep = request.language == "brace" and line.strip().startswith("}")
             body = "".join(lines[: i + 1 if keep else i]).rstrip()
             return body + "\n" if body else ""
@@ -196,8 +195,13 @@ def _is_body(answer: str, request: Request) -> bool:
     code = [line for line in _skip_docstring(answer.splitlines()) if line.strip()]
     if not code:
         return True  # nothing yet (or a partial draft): no answer to refuse
-    first = code[0]
-    return len(first.expandtabs(4)) - len(first.expandtabs(4).lstrip()) > header_indent
+    return _indent(code[0]) > header_indent
+
+
+def _indent(line: str) -> int:
+    """Leading whitespace columns of a line (tabs as 4), as function_indent counts them."""
+    expanded = line.expandtabs(4)
+    return len(expanded) - len(expanded.lstrip())
 
 
 def _last_header(text: str, language: str) -> str | None:

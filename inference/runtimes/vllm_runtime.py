@@ -144,15 +144,15 @@ class VllmRuntime:
 
     def forward(self, feeds: Sequence[Feed]) -> list[Output]:
         """Each feed's request at once (vLLM batches them); an error fails the whole call."""
-        for feed in feeds:
+        before = [len(self._sequence(f).tokens) for f in feeds]
+        for feed, length in zip(feeds, before, strict=True):
             if feed.noise:
                 raise ConfigError("the parallel drafter runs on the torch runtime only")
-            if len(self._sequence(feed).tokens) + len(feed.tokens) > self.context_length:
+            if length + len(feed.tokens) > self.context_length:
                 raise ContextOverflowError(
-                    f"{len(self._sequence(feed).tokens) + len(feed.tokens)} tokens do not fit "
+                    f"{length + len(feed.tokens)} tokens do not fit "
                     f"the {self.context_length} the vLLM server serves (max_model_len)"
                 )
-        before = [len(self._sequence(f).tokens) for f in feeds]
         try:
             if len(feeds) == 1:
                 outputs = [self._run(feeds[0])]
@@ -214,7 +214,6 @@ class VllmRuntime:
             choice = stream.next()  # a RuntimeFailure leaves no stream behind
         except _StreamEnded:
             raise RuntimeFailure(f"vLLM at {self.client.base_url} streamed no token") from None
-        stream.position = len(prompt)
         sequence.stream = stream
         self.count("streamed_tokens")
         return self._rows([choice.logprobs]), len(prompt)
