@@ -175,11 +175,7 @@ export async function waitForLanguageRules(page: Page, timeoutMs: number): Promi
   const deadline = performance.now() + timeoutMs;
   for (;;) {
     await page.keyboard.type('(');
-    const closed = await page.evaluate(() =>
-      [...document.querySelectorAll('.editor-instance .monaco-editor .view-line')].some(
-        (line) => (line.textContent ?? '').replace(/\u00a0/g, ' ').trim() === '()',
-      ),
-    );
+    const closed = await hasLine(page, '()');
     await page.keyboard.press('Backspace'); // between an auto-closed pair it deletes both
     if (closed) {
       return;
