@@ -33,6 +33,10 @@ class Answer:
     finish_reason: str
     ms: float
     status: str  # the sandbox's verdict: passed, failed, timeout, error ...
+    text: str = ""  # the suggestion, as the editor would get it
+    raw: str = ""  # the model's text before body extraction (chat), cut by the stop rule
+    token_ids: tuple[int, ...] = ()  # the answer's tokens: later extraction needs no decode
+    detail: str = ""  # the sandbox's last line of stderr, or why it stopped
 
 
 def final_prompt(problem: Problem) -> str:
@@ -58,9 +62,11 @@ def measure_pass1(
             refused[problem.task_id] = str(exc)
             continue
         outcome = run_test(problem, answer.text, limits, prompt=prompt)
+        raw, _ = engine.stop_rule(engine.prompt(Request(prompt))).answer(answer.token_ids)
         answers.append(Answer(problem.task_id, outcome.passed, len(answer.token_ids),
                               answer.finish_reason, round(answer.cost.wall_ms, 1),
-                              outcome.status))  # fmt: skip
+                              outcome.status, answer.text, raw, tuple(answer.token_ids),
+                              outcome.detail[-300:]))  # fmt: skip
         bar.set_postfix_str(f"pass@1 {100 * sum(a.passed for a in answers) / len(answers):.1f}%")
     return answers, refused
 
