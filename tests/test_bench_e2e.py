@@ -63,4 +63,10 @@ def test_pass1_scores_plain_greedy_answers(tmp_path: Path, capsys: pytest.Captur
     assert summary["pass_at_1"] == passed / 4
     assert set(summary["statuses"]) <= {"passed", "failed", "timeout", "crashed"}
     assert document["runtime"] in ("torch", "llamacpp")
-    assert "pass@1" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "pass@1" in printed and "cut by us" in printed
+    # every failure judged: cut by the budget, by us, or wrong
+    split = json.loads((tmp_path / "split.json").read_text(encoding="utf-8"))["split"]
+    assert sum(split["verdicts"].values()) == 4 and split["verdicts"]["passed"] == passed
+    assert split["pass_at_1"] == split["pass_at_1_as_run"] == summary["pass_at_1"]
+    assert all(answer["token_ids"] for answer in document["answers"])

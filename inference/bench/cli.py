@@ -57,7 +57,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     bench.set_defaults(handler=_dispatch)
     actions = bench.add_subparsers(
-        dest="bench_command", metavar="{compare,merge,runtimes,pass1}"
+        dest="bench_command", metavar="{compare,merge,runtimes,pass1,split}"
     )
     compare = actions.add_parser("compare", help="print the deltas between two result folders")
     compare.add_argument("before", type=Path, help="result folder A")
@@ -92,12 +92,27 @@ def register(commands: argparse._SubParsersAction) -> None:
         "no streaming: a third of the bench's work, to compare models and prompt formats.",
     )
     add_engine_arguments(pass1)
-    pass1.add_argument("--suite", default="humaneval", help="'humaneval' or a JSONL file path")
+    pass1.add_argument(
+        "--suite", default="humaneval", help="'humaneval', 'more-itertools' or a JSONL file path"
+    )
     pass1.add_argument("--limit", type=positive, default=None, help="first N problems only")
     pass1.add_argument("--shard", type=_shard, default=None, metavar="K/N")
     pass1.add_argument("--out", type=Path, default=DEFAULT_OUT / "pass1")
     pass1.add_argument("--test-timeout", type=float, default=Limits.timeout_s, help="seconds")
     pass1.add_argument("--test-memory-mb", type=positive, default=Limits.memory_mb)
+    pass1.add_argument(
+        "--no-split", action="store_true", help="skip judging failures (cut by us, or wrong)"
+    )
+    split = actions.add_parser(
+        "split",
+        help="judge the failures of pass1 runs: cut by the budget, cut by us, or wrong",
+        description="For each pass1 folder: the answers rendered from their tokens by this "
+        "code's stop rule and extraction (tested again where the text changed), then each "
+        "failure judged as the model wrote it (see docs/bench.md); writes FOLDER/split.json and "
+        "prints one row per folder.",
+    )
+    split.add_argument("folders", type=Path, nargs="+", help="pass1 result folders")
+    split.add_argument("--threads", type=positive, default=None, help="default: as run")
 
 
 def default_out(args: argparse.Namespace) -> Path:
@@ -123,6 +138,8 @@ def _dispatch(args: argparse.Namespace) -> int:
         return _runtimes(args)
     if args.bench_command == "pass1":
         return _pass1(args)
+    if args.bench_command == "split":
+        return _split(args)
     return _run(args)
 
 
@@ -134,14 +151,64 @@ def _pass1(args: argparse.Namespace) -> int:
 
     engine = Engine.load(validate_engine_config(engine_config_from(args)))
     limits = Limits(timeout_s=args.test_timeout, memory_mb=args.test_memory_mb)
-    answers, refused = measure_pass1(engine, _problems(args), limits)
+    problems = _problems(args)
+    answers, refused = measure_pass1(engine, problems, limits)
     document = pass1_document(_meta(args, engine, len(answers) + len(refused)), answers, refused)
     summary = document["summary"]
     print(f"{args.model} on {engine.runtime.info.kind}: pass@1 {100 * summary['pass_at_1']:.1f}% "
           f"of {summary['problems']} ({summary['refused']} refused), median "
           f"{summary['median_tokens']} tokens in {summary['median_ms']:.0f} ms")  # fmt: skip
     print(f"wrote {write_results(args.out, document, PASS1_FILE)}")
+    if not args.no_split:
+        _write_split(engine, problems, document, args.out, limits)
     return 0
+
+
+def _split(args: argparse.Namespace) -> int:
+    """Judge the failures of finished pass1 runs, one engine per model and format."""
+    from inference.bench.errors import ResultsError
+    from inference.bench.quality import PASS1_FILE
+    from inference.bench.results import read_json
+    from inference.bench.suites import load_suite
+    from inference.config import validate_engine_config
+    from inference.engine import Engine
+
+    for folder in args.folders:
+        document = read_json(folder / PASS1_FILE)
+        if "answers" not in document or any("token_ids" not in a for a in document["answers"]):
+            raise ResultsError(f"{folder}: no answers with their tokens (rerun `bench pass1`)")
+        keys = ("model", "runtime", "prompt_format", "max_tokens", "system_prompt", "adapter")
+        values = {key: document[key] for key in keys}
+        values["threads"] = args.threads or document["threads"]
+        engine = Engine.load(validate_engine_config(values))
+        try:
+            problems = load_suite(document["suite"])
+            limits = Limits(document["test_timeout_s"], document["test_memory_mb"])
+            _write_split(engine, problems, document, folder, limits)
+        finally:
+            engine.shutdown()
+    return 0
+
+
+def _write_split(
+    engine: Engine, problems: list, document: dict, folder: Path, limits: Limits
+) -> None:
+    from inference.bench.quality import rejudge, split_document, split_failures
+    from inference.bench.results import write_results
+
+    before = document["answers"]
+    after = rejudge(engine, problems, before, limits)
+    failures = split_failures(engine, problems, after, limits)
+    split = split_document(before, after, failures, document["refused"])
+    v = split["verdicts"]
+    print(f"{document['model']} {document['prompt_format']} {document['suite']}: pass@1 "
+          f"{100 * split['pass_at_1_as_run']:.1f}% as run, {100 * split['pass_at_1']:.1f}% now; "
+          f"failed: {v['cut_by_budget']} cut by maxTokens, {v['cut_by_us']} cut by us, "
+          f"{v['wrong']} wrong")  # fmt: skip
+    print(f"wrote {write_results(folder, {**document, 'split': split}, SPLIT_FILE)}")
+
+
+SPLIT_FILE = "split.json"
 
 
 def _problems(args: argparse.Namespace) -> list:
@@ -288,4 +355,3 @@ def _shard(text: str) -> tuple[int, int]:
     if not match or not 1 <= int(match[1]) <= int(match[2]):
         raise argparse.ArgumentTypeError(f"expected K/N with 1 <= K <= N, e.g. 2/4; got {text!r}")
     return int(match[1]), int(match[2])
-

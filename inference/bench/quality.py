@@ -14,6 +14,7 @@ from typing import Any
 from tqdm import tqdm
 
 from inference.api import Request
+from inference.bench.failures import Failure, judge_failure, summarize_failures
 from inference.bench.sandbox import Limits, run_test
 from inference.bench.segment import DocstringNotFound, split_prompt
 from inference.bench.suites import Problem
@@ -90,3 +91,63 @@ def pass1_document(
     """What pass1.json holds."""
     return {**meta, "summary": summarize_pass1(answers, refused),
             "answers": [asdict(a) for a in answers], "refused": refused}  # fmt: skip
+
+
+def rejudge(
+    engine: Engine, problems: list[Problem], answers: list[dict], limits: Limits
+) -> list[dict]:
+    """The answers as this code's stop rule and extraction render their tokens, tested again
+    where the text changed: a fix to extraction measured without decoding again."""
+    by_id = {p.task_id: p for p in problems}
+    rendered = []
+    for answer in answers:
+        problem = by_id[answer["task_id"]]
+        prompt = final_prompt(problem)
+        text, reason = engine.answer_text(engine.prompt(Request(prompt)), answer["token_ids"])
+        if text != answer["text"]:
+            outcome = run_test(problem, text, limits, prompt=prompt)
+            answer = {**answer, "text": text, "finish_reason": reason, "passed": outcome.passed,
+                      "status": outcome.status, "detail": outcome.detail[-300:]}  # fmt: skip
+        rendered.append(answer)
+    return rendered
+
+
+def split_failures(
+    engine: Engine,
+    problems: list[Problem],
+    answers: list[dict],
+    limits: Limits,
+    progress: bool = True,
+) -> list[Failure]:
+    """Each failed answer's verdict (failures.py): cut by the budget, cut by us, or wrong."""
+    by_id = {p.task_id: p for p in problems}
+    tokenizer = engine.runtime.tokenizer
+
+    def carry_on(text: str) -> str:
+        return engine.generate(Request(text), body_rule=False).text
+
+    failed = [a for a in answers if not a["passed"]]
+    verdicts = []
+    for answer in tqdm(failed, desc="failures", unit="answer", disable=not progress):
+        problem = by_id[answer["task_id"]]
+        prompt = final_prompt(problem)
+        chat = engine.builder.format_for(Request(prompt)) == "chat"
+        uncut = str(tokenizer.decode(answer["token_ids"], skip_special_tokens=True))
+        verdicts.append(judge_failure(problem, prompt, answer, chat, uncut, carry_on, limits))
+    return verdicts
+
+
+def split_document(
+    before: list[dict], after: list[dict], failures: list[Failure], refused: dict[str, str]
+) -> dict[str, Any]:
+    """pass@1 as run and with this code's extraction, and the verdicts on what failed."""
+    total = max(len(before) + len(refused), 1)
+    return {
+        "pass_at_1_as_run": sum(a["passed"] for a in before) / total,
+        "pass_at_1": sum(a["passed"] for a in after) / total,
+        "verdicts": summarize_failures(after, failures),
+        "changed_by_extraction": [
+            a["task_id"] for a, b in zip(before, after, strict=True) if a["text"] != b["text"]
+        ],  # fmt: skip
+        "failures": [asdict(f) for f in failures],
+    }

@@ -103,15 +103,23 @@ def write_results(folder: Path, results: dict[str, Any], name: str = RESULTS_FIL
     return path
 
 
-def read_results(folder: Path) -> dict[str, Any]:
-    """Load and check folder/results.json."""
-    path = folder / RESULTS_FILE
+def read_json(path: Path) -> dict[str, Any]:
+    """A results file's JSON object; ResultsError naming the file when it cannot be read."""
     try:
         results = json.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
-        raise ResultsError(f"{folder}: no readable {RESULTS_FILE}: {exc.strerror}") from exc
+        raise ResultsError(f"{path.parent}: no readable {path.name}: {exc.strerror}") from exc
     except json.JSONDecodeError as exc:
         raise ResultsError(f"{path}: not JSON: {exc.msg}") from exc
+    if not isinstance(results, dict):
+        raise ResultsError(f"{path}: not a JSON object")
+    return results
+
+
+def read_results(folder: Path) -> dict[str, Any]:
+    """Load and check folder/results.json."""
+    path = folder / RESULTS_FILE
+    results = read_json(path)
     problems = shape_problems(results)
     if problems:
         raise ResultsError(f"{path}: not a bench result: {'; '.join(problems[:5])}")

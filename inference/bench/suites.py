@@ -11,6 +11,7 @@ from pathlib import Path
 from inference.bench.errors import SuiteError
 
 HUMANEVAL = "humaneval"
+MORE_ITERTOOLS = "more-itertools"  # built from the installed package (doctest_suite.py)
 FIELDS = ("task_id", "prompt", "entry_point", "test")
 
 
@@ -26,12 +27,19 @@ class Problem:
 
 
 def load_suite(suite: str) -> list[Problem]:
-    """The problems of `suite`: 'humaneval' or the path of a JSONL(.gz) file."""
+    """The problems of `suite`: 'humaneval', 'more-itertools' or a JSONL(.gz) file's path."""
     if suite == HUMANEVAL:
         return read_jsonl(humaneval_path())
+    if suite == MORE_ITERTOOLS:
+        from inference.bench.doctest_suite import doctest_problems, more_itertools_path, validated
+        from inference.bench.sandbox import Limits
+
+        return validated(doctest_problems(more_itertools_path(), f"{MORE_ITERTOOLS}/"), Limits())
     path = Path(suite).expanduser()
     if not path.is_file():
-        raise SuiteError(f"suite {suite!r} is neither 'humaneval' nor a JSONL file")
+        raise SuiteError(
+            f"suite {suite!r} is neither '{HUMANEVAL}', '{MORE_ITERTOOLS}' nor a JSONL file"
+        )
     return read_jsonl(path)
 
 

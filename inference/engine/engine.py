@@ -6,7 +6,7 @@ import functools
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TypeVar
 
 from inference.api import Completion, Cost, FinishReason, ForwardCounter, Request
@@ -164,6 +164,7 @@ class Engine:
         warm_from: Request | None = None,
         use_drafter: bool = False,
         cached_by: str | None = None,
+        body_rule: bool = True,
     ) -> Completion:
         """Plain greedy (or sampled) decoding, no draft: the conventional server's answer.
 
@@ -171,7 +172,9 @@ class Engine:
         server that reuses the KV of a prefix it has already seen. With `cached_by`, decoding
         starts from what that open session has cached (its draft is not used: only the
         prefix its tokens share with the request is kept). `use_drafter` decodes with the
-        parallel drafter (same answer in exact mode, fewer forwards).
+        parallel drafter (same answer in exact mode, fewer forwards). `body_rule=False` lets the
+        answer run past the function's end (to EOS or the budget): what the model would write
+        after the body, for the bench's look at what the stop rule cut.
         """
         session = self._new_session(lookahead=0, drafting=use_drafter)
         if cached_by is not None and cached_by in self._sessions:
@@ -183,6 +186,8 @@ class Engine:
                 with self._in_phase(WARMUP):
                     self._run(session.kv.score(self.prompt(warm_from).ids, []))
             prompt = self.prompt(request)
+            if not body_rule:
+                prompt = replace(prompt, body_end=replace(prompt.body_end, def_indent=None))
             with self._in_phase(BASELINE):
                 cost = self._run(session.sync(prompt.ids, self.stop_rule(prompt), never))
             return self._completion(session, prompt, cost, 0)
@@ -301,9 +306,7 @@ class Engine:
             text = body
         return text, reason
 
-    def _completion(
-        self, session: Session, prompt: Prompt, cost: Cost, version: int
-    ) -> Completion:
+    def _completion(self, session: Session, prompt: Prompt, cost: Cost, version: int) -> Completion:
         tokens = session.draft[: session.verified] if session.prompt_ids == prompt.ids else []
         text, reason = self.answer_text(prompt, tokens)
         if not session.finished or session.prompt_ids != prompt.ids:
@@ -326,4 +329,3 @@ class Engine:
 
     def _decode(self, tokens: Sequence[int]) -> str:
         return str(self.runtime.tokenizer.decode(list(tokens), skip_special_tokens=True))
-
