@@ -83,7 +83,9 @@ class Settings(BaseModel):
         "dtype", "torch: weight and activation precision (llama.cpp runs the GGUF's own)."
     )
     threads: int | None = _engine(
-        "threads", "CPU threads for the model (null: torch default; llama.cpp: all cores but one)."
+        "threads",
+        "CPU threads for the model (null: torch default; llama.cpp: per forward, the cores "
+        "other processes leave free).",
     )
     context_size: int = _engine(
         "context_size", "llama.cpp: KV cache tokens shared by all open documents."

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import ctypes
 import itertools
-import os
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ import torch
 
 from inference.errors import ConfigError, ContextOverflowError, ModelFolderError, RuntimeFailure
 from inference.runtimes import model_files
+from inference.runtimes.cpu_load import FreeCores
 from inference.runtimes.base import Feed, ForwardHook, Output, RuntimeInfo, ShapeHints, eos_ids
 from inference.runtimes.model_files import ModelFiles
 
@@ -62,11 +62,6 @@ def last_log(lines: int = 3) -> str:
     """The last non-empty lines llama.cpp logged, for error messages."""
     kept = [line.strip() for line in _LOG_LINES if line.strip()]
     return " | ".join(kept[-lines:])
-
-
-def default_threads() -> int:
-    """All cores but one (at least one): a thread waiting for a busy core stalls a forward."""
-    return max(1, (os.cpu_count() or 2) - 1)
 
 
 class LlamaSequence:
@@ -116,7 +111,10 @@ class LlamaCppRuntime:
         self.lib = lib = library()
         self.name = config.model
         self.tokenizer = model_files.load_tokenizer(files)
-        self.threads = config.threads or default_threads()
+        # threads unset: per forward, the cores other processes leave free (cpu_load.py)
+        self.free_cores = None if config.threads else FreeCores()
+        self.threads = config.threads or (self.free_cores.cores if self.free_cores else 1)
+        self._threads_now = self.threads
         self.offload = False  # set by _load_model: layers on a GPU
         self.model = self._load_model(files.gguf, config.device)
         self.vocab_size = int(lib.llama_vocab_n_tokens(lib.llama_model_get_vocab(self.model)))
@@ -147,7 +145,8 @@ class LlamaCppRuntime:
             threads=self.threads,
             version=str(getattr(lib, "__version__", "?")),
             extra={"context_size": config.context_size, "batch_size": self.batch_size,
-                   "sequences": self.sequences, "gguf": str(files.gguf)},  # fmt: skip
+                   "sequences": self.sequences, "gguf": str(files.gguf),
+                   "threads_by_load": self.free_cores is not None},  # fmt: skip
         )
         if config.adapter:
             self._apply_adapter(config.adapter, files)
@@ -273,6 +272,7 @@ class LlamaCppRuntime:
                 batch.logits[n] = i >= part.first_row
                 n += 1
         batch.n_tokens = n
+        self._follow_load()
         status = self.lib.llama_decode(self.context, batch)
         if status == _NO_SLOT:
             raise _NoSlot
@@ -294,6 +294,15 @@ class LlamaCppRuntime:
             part.sequence.length += len(part.tokens)
             part.sequence.used = now
         return rows
+
+    def _follow_load(self) -> None:
+        """With threads unset, run on the cores other processes leave free just now."""
+        if self.free_cores is None or self.offload:
+            return
+        threads = self.free_cores.free()
+        if threads != self._threads_now:
+            self.lib.llama_set_n_threads(self.context, threads, threads)
+            self._threads_now = threads
 
     # -- sequence ids -----------------------------------------------------------------------------
 
