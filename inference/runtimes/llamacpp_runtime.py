@@ -23,8 +23,8 @@ import torch
 
 from inference.errors import ConfigError, ContextOverflowError, ModelFolderError, RuntimeFailure
 from inference.runtimes import model_files
-from inference.runtimes.cpu_load import FreeCores
 from inference.runtimes.base import Feed, ForwardHook, Output, RuntimeInfo, ShapeHints, eos_ids
+from inference.runtimes.cpu_load import FreeCores
 from inference.runtimes.model_files import ModelFiles
 
 if TYPE_CHECKING:
