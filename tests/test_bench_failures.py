@@ -126,8 +126,8 @@ def test_as_written_keeps_definitions_and_drops_example_calls() -> None:
     assert as_written(PROMPT, "    return (\n") is None
 
 
-def _answer(finish: str, raw: str = "") -> dict:
-    return {"finish_reason": finish, "raw": raw, "passed": False}
+def _answer(finish: str, raw: str = "", detail: str = "AssertionError") -> dict:
+    return {"finish_reason": finish, "raw": raw, "passed": False, "detail": detail}
 
 
 def never(text: str) -> str:
@@ -154,10 +154,11 @@ def test_verdicts_on_failed_answers() -> None:
         asked.append(text)
         return " helper(a, b):\n    return a + b\n"
 
-    verdict = judge_failure(ADD, PROMPT, _answer("stop"), False, uncut, carry_on, limits)
+    missing = _answer("stop", detail="NameError: name 'helper' is not defined")
+    verdict = judge_failure(ADD, PROMPT, missing, False, uncut, carry_on, limits)
     assert verdict.verdict == "cut_by_us" and asked == [PROMPT + uncut]
-    # ended at a line that starts no definition: nothing was cut that the body needs
-    uncut = "    return a - b\n\nprint"
+    # failed on its own code, not on a name it lacks: nothing was cut that the body needs
+    uncut = "    return a - b\n\n#"
     assert judge_failure(ADD, PROMPT, _answer("stop"), False, uncut, never, limits).verdict == (
         "wrong"
     )

@@ -4,9 +4,9 @@ Each failed answer of `prewrite bench pass1` gets one verdict:
 - `cut_by_budget`: it ran into maxTokens;
 - `cut_by_us`: the code the model wrote passes when it is run as the model wrote it, so the stop
   rule or the body extraction took the points: a chat answer's whole code block (its imports,
-  helpers and the restated function), or a raw/FIM answer continued past the line the stop
-  rule ended it at, when that line started a definition (`def`, `class`, `import`, a decorator)
-  the body might need;
+  helpers and the restated function), or a raw/FIM answer that failed on a name it does not
+  define (NameError), decoded on past the line the stop rule ended it at (a helper the model
+  writes after the body, say);
 - `wrong`: the model's own code fails too.
 "As the model wrote it" keeps the module's definitions and imports only (evalplus's sanitising):
 example calls and prints after them are dropped, they are no part of the answer.
@@ -25,7 +25,6 @@ from inference.bench.suites import Problem
 
 Verdict = Literal["passed", "cut_by_budget", "cut_by_us", "wrong"]
 VERDICTS: tuple[Verdict, ...] = ("passed", "cut_by_budget", "cut_by_us", "wrong")
-_DEFINITIONS = ("def ", "async def ", "class ", "import ", "from ", "@")
 _KEPT = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 Continue = Callable[[str], str]  # text the model continues -> what it writes, no body rule
@@ -60,7 +59,7 @@ def judge_failure(
         return Failure(task, "cut_by_budget")
     if chat:
         written = answer["raw"]
-    elif answer["finish_reason"] == "stop" and _starts_definition(_last_line(uncut)):
+    elif answer["finish_reason"] == "stop" and answer.get("detail", "").startswith("NameError"):
         written = uncut + carry_on(prompt + uncut)
     else:
         return Failure(task, "wrong")
@@ -97,15 +96,6 @@ def summarize_failures(answers: Sequence[dict], failures: Sequence[Failure]) -> 
     counts = Counter(f.verdict for f in failures)
     counts["passed"] = sum(bool(a["passed"]) for a in answers)
     return {verdict: counts.get(verdict, 0) for verdict in VERDICTS}
-
-
-def _last_line(text: str) -> str:
-    return text.rsplit("\n", 1)[-1].lstrip() if "\n" in text else ""
-
-
-def _starts_definition(line: str) -> bool:
-    """True when a line (perhaps only its first characters) can start a definition."""
-    return bool(line) and any(k.startswith(line) or line.startswith(k) for k in _DEFINITIONS)
 
 
 def _segment(source: str, node: ast.stmt) -> str:
