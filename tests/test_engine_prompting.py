@@ -69,6 +69,23 @@ def test_extract_body_drops_the_restated_header_and_docstring():
     assert extract_body(answer, Request(SPEC)) == "    return os.path.getsize(path)\n"
 
 
+def test_extract_body_brings_the_imports_the_code_so_far_lacks_into_the_body():
+    spec = 'def root(x):\n    """The square root of x, to 4 places."""\n'
+    answer = (
+        "import math\nfrom functools import (\n    reduce,\n)\nimport os\n\n"
+        'def root(x):\n    """The square root."""\n    return round(math.sqrt(x), 4)\n'
+    )
+    assert extract_body(answer, Request(f"import os\n\n\n{spec}")) == (
+        "    import math\n    from functools import (\n        reduce,\n    )\n"
+        "    return round(math.sqrt(x), 4)\n"
+    )  # os is imported already; an import below the function is not the body's
+    later = 'def root(x):\n    """The root."""\n    return x\n\nimport math\n'
+    assert extract_body(later, Request(spec)) == "    return x\n"
+    brace = Request("/** The sum. */\nfunction add(a, b) {\n", language="brace")
+    answer = "import x from 'y';\nfunction add(a, b) {\n  return a + b;\n}\n"
+    assert extract_body(answer, brace) == "  return a + b;\n"
+
+
 def test_extract_body_keeps_an_answer_without_the_header():
     assert extract_body("    return 1\n", Request(SPEC)) == "    return 1\n"
 

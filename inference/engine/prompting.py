@@ -18,6 +18,7 @@ CHAT_INSTRUCTION = (
     "Complete the function below. Reply with the complete function in one code block."
 )
 CODE_FENCE = "```"
+_IMPORT = re.compile(r"^(?:import[ \t]+\w|from[ \t]+[\w.]+[ \t]+import\b)")
 _FUNCTION_LINE = {
     "python": re.compile(r"^([ \t]*)(?:async[ \t]+)?def[ \t]+\w+"),
     "brace": re.compile(
@@ -155,7 +156,31 @@ def extract_body(answer: str, request: Request) -> str | None:
         if line.strip() and len(line) - len(line.lstrip()) <= indent:
             break
         body.append(line)
-    return "".join(body).rstrip() + "\n" if body else ""
+    if not body:
+        return ""
+    return "".join(_imports_inside(lines[:start], body, request) + body).rstrip() + "\n"
+
+
+def _imports_inside(before: list[str], body: list[str], request: Request) -> list[str]:
+    """The answer's imports above the restated function that the code so far lacks, indented
+    as the body's first line: the body needs them, and an import is no new definition."""
+    if request.language != "python":
+        return []
+    known = {line.strip() for line in request.text.splitlines()}
+    code = next((line for line in body if line.strip()), "")
+    pad = code[: len(code) - len(code.lstrip())]
+    wanted, statement = [], []
+    for line in before:
+        if statement or (_indent(line) == 0 and _IMPORT.match(line)):
+            statement.append(line)
+            if "(" in statement[0] and ")" not in line:
+                continue  # a parenthesised import goes on
+            if "".join(statement).strip() not in known:
+                for i, part in enumerate(statement):
+                    inner = "    " if i and not part.strip().startswith(")") else ""
+                    wanted.append(f"{pad}{inner}{part.strip()}\n")
+            statement = []
+    return wanted
 
 
 def _restates(header: str | None, language: str) -> Callable[[str], bool]:
