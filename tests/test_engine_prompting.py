@@ -36,6 +36,37 @@ def test_fim_is_used_when_code_follows_the_cursor(tokenizer):
     assert builder.format_for(Request(SPEC, suffix="   \n")) == "raw"
 
 
+BELOW = "\n\ndef other():\n    pass\n"
+
+
+def test_without_the_code_below_an_edit_of_the_spec_leaves_the_prompt_tail_alone(tokenizer):
+    """On a CPU the suffix stays out: it follows the spec, so every edit would encode it again."""
+    request = Request(SPEC, suffix=BELOW)
+    assert PromptBuilder(tokenizer, "auto", code_below=False).format_for(request) == "raw"
+    fim = PromptBuilder(tokenizer, "fim", code_below=False).build(request)
+    assert tokenizer.decode(fim.ids).endswith('at path."""\n<|fim_suffix|><|fim_middle|>')
+    # the model's own format, chosen by pass@1 (packs.py), is what auto means for it
+    preferred = PromptBuilder(tokenizer, "auto", preferred="fim", code_below=False)
+    assert preferred.format_for(Request(SPEC)) == "fim"
+    assert PromptBuilder(tokenizer, "raw", preferred="fim").format_for(request) == "raw"
+
+
+@pytest.mark.parametrize(("setting", "used"), [("auto", False), ("always", True), ("never", False)])
+def test_the_code_below_stays_out_on_a_cpu_unless_asked_for(tiny_gguf_dir, setting, used):
+    from inference.config import validate_engine_config
+    from inference.engine import Engine
+
+    config = validate_engine_config(
+        {"model": str(tiny_gguf_dir), "runtime": "llamacpp", "code_below": setting}
+    )
+    engine = Engine.load(config)
+    try:
+        assert engine.runtime.info.device == "cpu"
+        assert engine.builder.code_below is used
+    finally:
+        engine.shutdown()
+
+
 def test_fim_and_chat_need_model_support(tokenizer):
     tokenizer.chat_template = None
     with pytest.raises(ConfigError, match="chat template"):

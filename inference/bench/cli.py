@@ -179,6 +179,7 @@ def _split(args: argparse.Namespace) -> int:
             raise ResultsError(f"{folder}: no answers with their tokens (rerun `bench pass1`)")
         keys = ("model", "runtime", "prompt_format", "max_tokens", "system_prompt", "adapter")
         values = {key: document[key] for key in keys}
+        values["code_below"] = document.get("code_below", "auto")
         values["threads"] = args.threads or document["threads"]
         engine = Engine.load(validate_engine_config(values))
         try:
@@ -335,6 +336,7 @@ def _meta(args: argparse.Namespace, engine: Engine, problems: int) -> dict[str, 
         "threshold": config.threshold,
         "max_tokens": config.max_tokens,
         "prompt_format": config.prompt_format,
+        "code_below": config.code_below,
         "lookahead": engine.shape.lookahead,
         "verify_chunk": engine.shape.verify_chunk,
         "drafter": config.drafter,

@@ -18,6 +18,7 @@ from inference.engine.prompting import Prompt, PromptBuilder, extract_body
 from inference.engine.session import Session
 from inference.engine.stopping import StopRule
 from inference.errors import ContextOverflowError, Superseded, UnknownSessionError
+from inference.packs import PACKS
 from inference.runtimes import load_runtime
 from inference.runtimes.base import Runtime, ShapeHints
 
@@ -46,9 +47,14 @@ class Engine:
     def __init__(self, config: EngineConfig, runtime: Runtime):
         self.config = config
         self.runtime = runtime
-        self.builder = PromptBuilder(
-            runtime.tokenizer, config.prompt_format, config.stop_strings, config.system_prompt
+        pack = PACKS.get(config.model)
+        below = config.code_below == "always" or (
+            config.code_below == "auto" and runtime.info.device != "cpu"
         )
+        self.builder = PromptBuilder(
+            runtime.tokenizer, config.prompt_format, config.stop_strings, config.system_prompt,
+            preferred=pack.prompt_format if pack else None, code_below=below,
+        )  # fmt: skip
         self.counter = ForwardCounter()
         runtime.on_forward = self._record_forward
         self._phase = DRAFTING

@@ -64,7 +64,12 @@ class PromptBuilder:
         prompt_format: str,
         stop_strings: tuple[str, ...] = (),
         system_prompt: str | None = None,
+        preferred: str | None = None,
+        code_below: bool = True,
     ):
+        """`preferred`: the format `auto` means for this model (its pack's, chosen by pass@1);
+        without one, FIM where there is code below and the model has FIM tokens, else raw.
+        `code_below`: put the request's suffix in the prompt (FIM, chat) or leave it out."""
         self.tokenizer = tokenizer
         self.fim = has_fim(tokenizer)
         if prompt_format == "fim" and not self.fim:
@@ -72,6 +77,8 @@ class PromptBuilder:
         if prompt_format == "chat" and not getattr(tokenizer, "chat_template", None):
             raise ConfigError("prompt format 'chat' needs a model with a chat template")
         self.prompt_format = prompt_format
+        self.preferred = preferred if preferred != "fim" or self.fim else None
+        self.code_below = code_below
         self.stop_strings = stop_strings
         self.system_prompt = system_prompt
 
@@ -79,7 +86,12 @@ class PromptBuilder:
         """The concrete format used for `request` ('auto' resolved)."""
         if self.prompt_format != "auto":
             return self.prompt_format
-        return "fim" if self.fim and request.suffix.strip() else "raw"
+        if self.preferred:
+            return self.preferred
+        return "fim" if self.fim and self._suffix(request).strip() else "raw"
+
+    def _suffix(self, request: Request) -> str:
+        return request.suffix if self.code_below else ""
 
     def build(self, request: Request) -> Prompt:
         """Token ids and stop settings for `request`."""
@@ -89,7 +101,8 @@ class PromptBuilder:
         stops = self.stop_strings
         extra: frozenset[int] = frozenset()
         if fmt == "fim":
-            text = f"{FIM_TOKENS[0]}{request.text}{FIM_TOKENS[1]}{request.suffix}{FIM_TOKENS[2]}"
+            suffix = self._suffix(request)
+            text = f"{FIM_TOKENS[0]}{request.text}{FIM_TOKENS[1]}{suffix}{FIM_TOKENS[2]}"
             extra = self._token_ids(FIM_STOPS)
         elif fmt == "chat":
             text = self._chat_text(request)
@@ -115,7 +128,7 @@ class PromptBuilder:
     def _chat_text(self, request: Request) -> str:
         """Chat template with the assistant's reply already opened on the code so far."""
         code = request.text
-        if request.suffix.strip():
+        if self._suffix(request).strip():
             code += f"\n# ... code after the cursor ...\n{request.suffix}"
         messages = []
         if self.system_prompt:
@@ -169,7 +182,8 @@ def _imports_inside(before: list[str], body: list[str], request: Request) -> lis
     known = {line.strip() for line in request.text.splitlines()}
     code = next((line for line in body if line.strip()), "")
     pad = code[: len(code) - len(code.lstrip())]
-    wanted, statement = [], []
+    wanted: list[str] = []
+    statement: list[str] = []
     for line in before:
         if statement or (_indent(line) == 0 and _IMPORT.match(line)):
             statement.append(line)
