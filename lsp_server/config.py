@@ -108,8 +108,8 @@ class Settings(BaseModel):
     max_tokens: int = _engine("max_tokens", "Most tokens in one answer.")
     prompt_format: PromptFormat = _engine(
         "prompt_format",
-        "Prompt format: auto (the model pack's, chosen by pass@1; else FIM when there is code "
-        "below and the model has it), raw, fim or chat.",
+        "Prompt format: auto (FIM when the prompt has code below and the model has it; else "
+        "the model pack's, chosen by pass@1; else raw), raw, fim or chat.",
     )
     code_below: Literal["auto", "always", "never"] = _engine(
         "code_below",

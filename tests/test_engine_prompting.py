@@ -45,10 +45,12 @@ def test_without_the_code_below_an_edit_of_the_spec_leaves_the_prompt_tail_alone
     assert PromptBuilder(tokenizer, "auto", code_below=False).format_for(request) == "raw"
     fim = PromptBuilder(tokenizer, "fim", code_below=False).build(request)
     assert tokenizer.decode(fim.ids).endswith('at path."""\n<|fim_suffix|><|fim_middle|>')
-    # the model's own format, chosen by pass@1 (packs.py), is what auto means for it
-    preferred = PromptBuilder(tokenizer, "auto", preferred="fim", code_below=False)
-    assert preferred.format_for(Request(SPEC)) == "fim"
-    assert PromptBuilder(tokenizer, "raw", preferred="fim").format_for(request) == "raw"
+    # without code below, auto is the model's own format, chosen by pass@1 (packs.py)
+    preferred = PromptBuilder(tokenizer, "auto", preferred="chat", code_below=False)
+    assert preferred.format_for(request) == "chat"
+    # with code below in the prompt, FIM, the format that reads it
+    assert PromptBuilder(tokenizer, "auto", preferred="chat").format_for(request) == "fim"
+    assert PromptBuilder(tokenizer, "raw", preferred="chat").format_for(request) == "raw"
 
 
 @pytest.mark.parametrize(("setting", "used"), [("auto", False), ("always", True), ("never", False)])

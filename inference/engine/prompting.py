@@ -67,9 +67,9 @@ class PromptBuilder:
         preferred: str | None = None,
         code_below: bool = True,
     ):
-        """`preferred`: the format `auto` means for this model (its pack's, chosen by pass@1);
-        without one, FIM where there is code below and the model has FIM tokens, else raw.
-        `code_below`: put the request's suffix in the prompt (FIM, chat) or leave it out."""
+        """`auto` is FIM where there is code below in the prompt and the model has FIM tokens;
+        else `preferred`, the model's format without code below (its pack's, chosen by pass@1),
+        else raw. `code_below`: put the request's suffix in the prompt (FIM, chat) or not."""
         self.tokenizer = tokenizer
         self.fim = has_fim(tokenizer)
         if prompt_format == "fim" and not self.fim:
@@ -86,9 +86,9 @@ class PromptBuilder:
         """The concrete format used for `request` ('auto' resolved)."""
         if self.prompt_format != "auto":
             return self.prompt_format
-        if self.preferred:
-            return self.preferred
-        return "fim" if self.fim and self._suffix(request).strip() else "raw"
+        if self.fim and self._suffix(request).strip():
+            return "fim"
+        return self.preferred or "raw"
 
     def _suffix(self, request: Request) -> str:
         return request.suffix if self.code_below else ""
