@@ -97,6 +97,7 @@ PACKS: dict[str, Pack] = {
         gguf_sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
         download_mib=455,
         params="630M",
+        prompt_format="raw",  # HumanEval and more-itertools pass@1 by format: docs/bench.md
     ),
     "qwen2.5-coder-1.5b": Pack(
         name="qwen2.5-coder-1.5b",
@@ -133,6 +134,7 @@ PACKS: dict[str, Pack] = {
         gguf_sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
         download_mib=1045,
         params="1.78B",
+        prompt_format="raw",  # HumanEval and more-itertools pass@1 by format: docs/bench.md
     ),
 }
 
