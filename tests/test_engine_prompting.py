@@ -112,6 +112,8 @@ def test_extract_body_brings_the_imports_the_code_so_far_lacks_into_the_body():
         "    import math\n    from functools import (\n        reduce,\n    )\n"
         "    return round(math.sqrt(x), 4)\n"
     )  # os is imported already; an import below the function is not the body's
+    star = "from math import *\n\n" + answer.split("\n\n", 1)[1]
+    assert extract_body(star, Request(spec)) == "    return round(math.sqrt(x), 4)\n"
     later = 'def root(x):\n    """The root."""\n    return x\n\nimport math\n'
     assert extract_body(later, Request(spec)) == "    return x\n"
     brace = Request("/** The sum. */\nfunction add(a, b) {\n", language="brace")

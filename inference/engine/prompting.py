@@ -189,7 +189,8 @@ def _imports_inside(before: list[str], body: list[str], request: Request) -> lis
             statement.append(line)
             if "(" in statement[0] and ")" not in line:
                 continue  # a parenthesised import goes on
-            if "".join(statement).strip() not in known:
+            joined = "".join(statement).strip()
+            if joined not in known and not joined.endswith("*"):  # `import *` only at the top
                 for i, part in enumerate(statement):
                     inner = "    " if i and not part.strip().startswith(")") else ""
                     wanted.append(f"{pad}{inner}{part.strip()}\n")
