@@ -194,7 +194,7 @@ def _split(args: argparse.Namespace) -> int:
 def _write_split(
     engine: Engine, problems: list, document: dict, folder: Path, limits: Limits
 ) -> None:
-    from inference.bench.quality import rejudge, split_document, split_failures
+    from inference.bench.quality import SPLIT_FILE, rejudge, split_document, split_failures
     from inference.bench.results import write_results
 
     before = document["answers"]
@@ -207,9 +207,6 @@ def _write_split(
           f"failed: {v['cut_by_budget']} cut by maxTokens, {v['cut_by_us']} cut by us, "
           f"{v['wrong']} wrong")  # fmt: skip
     print(f"wrote {write_results(folder, {**document, 'split': split}, SPLIT_FILE)}")
-
-
-SPLIT_FILE = "split.json"
 
 
 def _problems(args: argparse.Namespace) -> list:

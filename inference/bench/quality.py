@@ -22,6 +22,7 @@ from inference.engine import Engine
 from inference.errors import RequestError
 
 PASS1_FILE = "pass1.json"
+SPLIT_FILE = "split.json"  # pass1.json with the verdicts on its failures (`split`)
 
 
 @dataclass(frozen=True)

@@ -113,7 +113,7 @@ class LlamaCppRuntime:
         self.tokenizer = model_files.load_tokenizer(files)
         # threads unset: per forward, the cores other processes leave free (cpu_load.py)
         self.free_cores = None if config.threads else FreeCores()
-        self.threads = config.threads or (self.free_cores.cores if self.free_cores else 1)
+        self.threads = self.free_cores.cores if self.free_cores else config.threads or 1
         self._threads_now = self.threads
         self.offload = False  # set by _load_model: layers on a GPU
         self.model = self._load_model(files.gguf, config.device)
