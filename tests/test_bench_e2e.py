@@ -70,3 +70,39 @@ def test_pass1_scores_plain_greedy_answers(tmp_path: Path, capsys: pytest.Captur
     assert sum(split["verdicts"].values()) == 4 and split["verdicts"]["passed"] == passed
     assert split["pass_at_1"] == split["pass_at_1_as_run"] == summary["pass_at_1"]
     assert all(answer["token_ids"] for answer in document["answers"])
+
+
+@pytest.mark.real_model
+@pytest.mark.skipif(not packs.is_installed(MODEL), reason=f"needs the {MODEL} pack installed")
+def test_pass1_stopped_by_ctrl_c_resumes_without_decoding_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from inference.bench import quality
+
+    tested: list[str] = []
+    real_test = quality.run_test
+
+    def test_then_ctrl_c(problem, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if len(tested) == 2:
+            raise KeyboardInterrupt
+        tested.append(problem.task_id)
+        return real_test(problem, *args, **kwargs)
+
+    argv = ["bench", "pass1", "--suite", str(DATA / "mini.jsonl"), "--model", MODEL,
+            "--max-tokens", "48", "--out", str(tmp_path), "--no-split"]  # fmt: skip
+    monkeypatch.setattr(quality, "run_test", test_then_ctrl_c)
+    assert main(argv) == 130
+    stopped = json.loads((tmp_path / "pass1.json").read_text(encoding="utf-8"))
+    assert stopped["complete"] is False and len(stopped["answers"]) == 2
+    assert "--resume" in capsys.readouterr().err
+
+    monkeypatch.setattr(quality, "run_test", real_test)
+    assert main([*argv, "--resume"]) == 0
+    done = json.loads((tmp_path / "pass1.json").read_text(encoding="utf-8"))
+    assert done["complete"] is True and done["summary"]["problems"] == 4
+    assert done["answers"][:2] == stopped["answers"]  # kept as they were, timings included
+    assert [a["task_id"] for a in done["answers"][:2]] == tested
+
+    assert main([*argv, "--resume", "--max-tokens", "32"]) == 2  # other settings: refused
+    assert "max_tokens 48 -> 32" in capsys.readouterr().err
+    assert json.loads((tmp_path / "pass1.json").read_text(encoding="utf-8")) == done

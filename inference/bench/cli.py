@@ -14,6 +14,7 @@ from inference.cli import add_engine_arguments, engine_config_from, positive
 from inference.packs import DEFAULT_MODEL
 
 if TYPE_CHECKING:
+    from inference.bench.quality import Pass1Run
     from inference.engine import Engine
 
 DEFAULT_OUT = Path("bench-out")
@@ -103,6 +104,12 @@ def register(commands: argparse._SubParsersAction) -> None:
     pass1.add_argument(
         "--no-split", action="store_true", help="skip judging failures (cut by us, or wrong)"
     )
+    pass1.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the run in --out (pass1.json is written after every problem): decode "
+        "only the problems it lacks (refused when its settings differ)",
+    )
     split = actions.add_parser(
         "split",
         help="judge the failures of pass1 runs: cut by the budget, cut by us, or wrong",
@@ -144,21 +151,35 @@ def _dispatch(args: argparse.Namespace) -> int:
 
 
 def _pass1(args: argparse.Namespace) -> int:
-    from inference.bench.quality import PASS1_FILE, measure_pass1, pass1_document
-    from inference.bench.results import write_results
+    from inference.bench.quality import PASS1_FILE, measure_pass1, pass1_document, resume_pass1
+    from inference.bench.results import read_json, write_results
     from inference.config import validate_engine_config
     from inference.engine import Engine
 
     engine = Engine.load(validate_engine_config(engine_config_from(args)))
     limits = Limits(timeout_s=args.test_timeout, memory_mb=args.test_memory_mb)
     problems = _problems(args)
-    answers, refused = measure_pass1(engine, problems, limits)
-    document = pass1_document(_meta(args, engine, len(answers) + len(refused)), answers, refused)
+    meta = _meta(args, engine, len(problems))
+    path = args.out / PASS1_FILE
+    resumed = None
+    if args.resume and path.exists():
+        resumed = resume_pass1(read_json(path), meta, str(path))
+
+    def checkpoint(run: Pass1Run) -> None:  # after every problem: a crash loses one answer
+        write_results(args.out, pass1_document(meta, run, complete=False), PASS1_FILE)
+
+    run = measure_pass1(engine, problems, limits, resumed=resumed, checkpoint=checkpoint)
+    done = len(run.answers) + len(run.refused)
+    document = pass1_document({**meta, "problems": done}, run, complete=not run.interrupted)
     summary = document["summary"]
     print(f"{args.model} on {engine.runtime.info.kind}: pass@1 {100 * summary['pass_at_1']:.1f}% "
           f"of {summary['problems']} ({summary['refused']} refused), median "
           f"{summary['median_tokens']} tokens in {summary['median_ms']:.0f} ms")  # fmt: skip
     print(f"wrote {write_results(args.out, document, PASS1_FILE)}")
+    if run.interrupted:
+        print(f"prewrite: interrupted after {done} of {len(problems)} problems; "
+              "`--resume` with the same --out goes on", file=sys.stderr)  # fmt: skip
+        return 130
     if not args.no_split:
         _write_split(engine, problems, document, args.out, limits)
     return 0

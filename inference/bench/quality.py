@@ -8,12 +8,14 @@ whole docstring, closed), so the figures compare with its pass@1.
 from __future__ import annotations
 
 import statistics
-from dataclasses import asdict, dataclass
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from tqdm import tqdm
 
 from inference.api import Request
+from inference.bench.errors import ResultsError
 from inference.bench.failures import Failure, judge_failure, summarize_failures
 from inference.bench.sandbox import Limits, run_test
 from inference.bench.segment import DocstringNotFound, split_prompt
@@ -50,27 +52,87 @@ def final_prompt(problem: Problem) -> str:
     return spec.prompt(len(spec.units))
 
 
+@dataclass
+class Pass1Run:
+    """The answers so far, the refusals, and whether the run was stopped before the end."""
+
+    answers: list[Answer] = field(default_factory=list)
+    refused: dict[str, str] = field(default_factory=dict)
+    interrupted: bool = False
+
+    def has(self, task_id: str) -> bool:
+        """Whether this problem already has its answer or refusal."""
+        return task_id in self.refused or any(a.task_id == task_id for a in self.answers)
+
+
 def measure_pass1(
-    engine: Engine, problems: list[Problem], limits: Limits, progress: bool = True
-) -> tuple[list[Answer], dict[str, str]]:
-    """Every problem's answer and verdict; refusals (too long, say) are kept apart."""
-    answers, refused = [], {}
-    bar = tqdm(problems, desc="pass@1", unit="problem", disable=not progress, dynamic_ncols=True)
-    for problem in bar:
-        prompt = final_prompt(problem)
-        try:
-            answer = engine.generate(Request(prompt))
-        except RequestError as exc:
-            refused[problem.task_id] = str(exc)
-            continue
-        outcome = run_test(problem, answer.text, limits, prompt=prompt)
-        raw, _ = engine.stop_rule(engine.prompt(Request(prompt))).answer(answer.token_ids)
-        answers.append(Answer(problem.task_id, outcome.passed, len(answer.token_ids),
+    engine: Engine,
+    problems: list[Problem],
+    limits: Limits,
+    progress: bool = True,
+    resumed: Pass1Run | None = None,
+    checkpoint: Callable[[Pass1Run], None] | None = None,
+) -> Pass1Run:
+    """Every problem's answer and verdict; refusals (too long, say) are kept apart.
+
+    A `resumed` run's problems are not decoded again; `checkpoint` sees the run after every
+    problem (a crash loses one answer); Ctrl-C ends the run with what is done, `interrupted`.
+    """
+    run = resumed or Pass1Run()
+    todo = [p for p in problems if not run.has(p.task_id)]
+    bar = tqdm(todo, desc="pass@1", unit="problem", disable=not progress, dynamic_ncols=True)
+    try:
+        for problem in bar:
+            _answer_one(engine, problem, limits, run)
+            passed = sum(a.passed for a in run.answers)
+            bar.set_postfix_str(f"pass@1 {100 * passed / max(len(run.answers), 1):.1f}%")
+            if checkpoint is not None:
+                checkpoint(run)
+    except KeyboardInterrupt:
+        run.interrupted = True
+    finally:
+        bar.close()
+    order = {p.task_id: i for i, p in enumerate(problems)}
+    run.answers.sort(key=lambda a: order.get(a.task_id, len(order)))
+    return run
+
+
+def _answer_one(engine: Engine, problem: Problem, limits: Limits, run: Pass1Run) -> None:
+    prompt = final_prompt(problem)
+    try:
+        answer = engine.generate(Request(prompt))
+    except RequestError as exc:
+        run.refused[problem.task_id] = str(exc)
+        return
+    outcome = run_test(problem, answer.text, limits, prompt=prompt)
+    raw, _ = engine.stop_rule(engine.prompt(Request(prompt))).answer(answer.token_ids)
+    run.answers.append(Answer(problem.task_id, outcome.passed, len(answer.token_ids),
                               answer.finish_reason, round(answer.cost.wall_ms, 1),
                               outcome.status, answer.text, raw, tuple(answer.token_ids),
                               outcome.detail[-300:]))  # fmt: skip
-        bar.set_postfix_str(f"pass@1 {100 * sum(a.passed for a in answers) / len(answers):.1f}%")
-    return answers, refused
+
+
+# Settings that change the answers: a resumed pass1 run must match the stored one on all.
+PASS1_RESUME_KEYS = ("suite", "model", "runtime", "adapter", "system_prompt", "dtype",
+                     "device", "max_tokens", "prompt_format", "code_below", "shard",
+                     "test_timeout_s", "test_memory_mb")  # fmt: skip
+
+
+def resume_pass1(stored: dict[str, Any], meta: dict[str, Any], where: str) -> Pass1Run:
+    """The answers of a stored pass1.json, to be continued under the settings `meta`;
+    ResultsError when it was made with other settings (its answers would not pool)."""
+    differ = [k for k in PASS1_RESUME_KEYS if stored.get(k) != meta.get(k)]
+    if differ:
+        changes = ", ".join(f"{k} {stored.get(k)!r} -> {meta.get(k)!r}" for k in differ)
+        raise ResultsError(f"{where}: cannot resume a run made with other settings: {changes}")
+    names = {f.name for f in fields(Answer)}
+    try:
+        answers = [Answer(**({k: v for k, v in a.items() if k in names}
+                             | {"token_ids": tuple(a.get("token_ids", ()))}))
+                   for a in stored["answers"]]  # fmt: skip
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise ResultsError(f"{where}: not a pass1 result: {exc}") from exc
+    return Pass1Run(answers, dict(stored.get("refused") or {}))
 
 
 def summarize_pass1(answers: list[Answer], refused: dict[str, str]) -> dict[str, Any]:
@@ -86,12 +148,10 @@ def summarize_pass1(answers: list[Answer], refused: dict[str, str]) -> dict[str,
     }
 
 
-def pass1_document(
-    meta: dict[str, Any], answers: list[Answer], refused: dict[str, str]
-) -> dict[str, Any]:
-    """What pass1.json holds."""
-    return {**meta, "summary": summarize_pass1(answers, refused),
-            "answers": [asdict(a) for a in answers], "refused": refused}  # fmt: skip
+def pass1_document(meta: dict[str, Any], run: Pass1Run, complete: bool) -> dict[str, Any]:
+    """What pass1.json holds; `complete` false while problems are still to be answered."""
+    return {**meta, "complete": complete, "summary": summarize_pass1(run.answers, run.refused),
+            "answers": [asdict(a) for a in run.answers], "refused": run.refused}  # fmt: skip
 
 
 def rejudge(
