@@ -7,7 +7,9 @@ answers the same position conventionally (`prewrite/plainCompletion`: decoding a
 from the document's cached prefix). With `--editor vscode` an automatic inline request also
 follows every keystroke after a short debounce and is cancelled by the next one, as VS Code
 does; `neovim` (our plugin's default) asks only at the trigger. `typists` sessions run at once,
-each in its own document.
+each in its own document; their conventional requests wait until every session has had its
+trigger and then run one at a time, so that no typist's trigger waits behind another's
+measurement (a conventional request is a whole decode, seconds on a CPU, that no user sends).
 """
 
 from __future__ import annotations
@@ -85,6 +87,7 @@ async def run_sessions(
     for index, session in enumerate(sessions):
         queue.put_nowait((index, session))
     results: dict[int, SessionResult] = {}
+    deferred: list[tuple[str, SessionResult]] = []  # several typists: conventional at the end
 
     async def typist(worker: int) -> None:
         while not queue.empty():
@@ -92,15 +95,22 @@ async def run_sessions(
             typing = Typist(options.cps, seed=options.seed * 1000 + index).type(
                 session, autoclose=index % 2 == 1
             )
-            results[index] = await _session(editor, index, session, typing, options)
+            uri, results[index] = await _session(editor, index, session, typing, options)
+            if options.typists == 1:
+                await _conventional(editor, uri, results[index])
+            else:
+                deferred.append((uri, results[index]))
 
     await asyncio.gather(*(typist(w) for w in range(options.typists)))
+    for uri, result in deferred:
+        await _conventional(editor, uri, result)
     return [results[i] for i in sorted(results)]
 
 
 async def _session(
     editor: Editor, index: int, session: Session, typing: Typing, options: RunOptions
-) -> SessionResult:
+) -> tuple[str, SessionResult]:
+    """Type the session and time its trigger; its document stays open for `_conventional`."""
     client = editor.client
     uri = f"file:///prewrite-bench-lsp/{index:03d}-{session.name.replace('/', '-')}.py"
     client.text_document_did_open(open_params(uri, typing.initial))
@@ -111,23 +121,30 @@ async def _session(
     requests.cancel()
     cursor = position_of(typing.final, typing.body_offset)
     trigger_ms, answer = await editor.timed(INLINE, uri, cursor, invoked=False)
-    conventional_ms, plain = await editor.timed(PLAIN_COMPLETION, uri, cursor)
     stats = await editor.stats()
     trigger = last_trigger(stats, uri)
-    client.text_document_did_close(
-        types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
-    )
-    return SessionResult(
+    return uri, SessionResult(
         name=session.name, cps=options.cps, pause_ms=options.pause_ms, typists=options.typists,
         autoclose=index % 2 == 1, keystrokes=len(typing.keystrokes), typing_s=round(typing_s, 3),
         trigger_ms=round(trigger_ms, 3), answer=answer,
         residual_forwards=int(trigger.get("residualForwards", -1)),
         from_draft=bool(trigger.get("fromDraft", False)),
         drafting_forwards=None if before is None else _phase(stats, "drafting") - before,
-        conventional_ms=round(conventional_ms, 3), conventional_answer=plain,
-        identical=answer == plain, typing_requests=requests.sent, final_text=typing.final,
+        conventional_ms=0.0, conventional_answer="", identical=False,  # `_conventional`
+        typing_requests=requests.sent, final_text=typing.final,
         cursor=typing.body_offset, warm_text=typing.warm, warm_cursor=typing.warm_cursor,
     )  # fmt: skip
+
+
+async def _conventional(editor: Editor, uri: str, result: SessionResult) -> None:
+    """The server's conventional answer at the session's trigger; then its document closes."""
+    cursor = position_of(result.final_text, result.cursor)
+    result.conventional_ms, plain = await editor.timed(PLAIN_COMPLETION, uri, cursor)
+    result.conventional_ms = round(result.conventional_ms, 3)
+    result.conventional_answer, result.identical = plain, result.answer == plain
+    editor.client.text_document_did_close(
+        types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
 
 
 async def _type(editor: Editor, uri: str, typing: Typing, requests: _TypingRequests) -> float:
