@@ -402,15 +402,13 @@ class Worker:
             jobs = self._next()
             if jobs[0].kind == "stop":
                 return
-            outcomes: list[Any]
-            try:
-                outcomes = self._do_drafts(jobs) if len(jobs) > 1 else [self._do(jobs[0])]
-            except Exception as exc:  # noqa: BLE001 - thread boundary: the error goes to the caller
-                outcomes = [exc] * len(jobs)
+            if len(jobs) > 1:
+                self._do_drafts(jobs)  # each finished as soon as its session ends
+                continue
+            outcome = self._do(jobs[0])
             with self._cond:  # before the callers hear of it, so stats never see them running
                 self._running = []
-            for job, outcome in zip(jobs, outcomes, strict=True):
-                self._finish(job, outcome)
+            self._finish(jobs[0], outcome)
 
     def _finish(self, job: _Job, outcome: Any) -> None:
         if isinstance(outcome, Superseded):
@@ -427,6 +425,11 @@ class Worker:
                 self._cond.wait()
             if self._urgent:
                 jobs = [self._urgent.popleft()]
+                # triggers' drafts at the head of the queue run together, not one by one
+                while (self._urgent and self._urgent[0].kind == "draft" == jobs[0].kind
+                       and len(jobs) < self._batch_limit()
+                       and self._urgent[0].doc not in {j.doc for j in jobs}):  # fmt: skip
+                    jobs.append(self._urgent.popleft())
             else:
                 jobs = [self._drafts.pop(next(iter(self._drafts)))]
                 while self._drafts and len(jobs) < self._batch_limit():
@@ -446,20 +449,34 @@ class Worker:
         except Exception as exc:  # noqa: BLE001 - thread boundary: the error goes to the caller
             return exc
 
-    def _do_drafts(self, jobs: list[_Job]) -> list[Any]:
-        """Several documents' drafts in lockstep: each its completion or its exception."""
+    def _do_drafts(self, jobs: list[_Job]) -> None:
+        """Several documents' drafts in lockstep, each finished (its callers told) as soon as
+        its own session ends: a trigger's answer need not wait for the longest draft."""
         from inference.engine.engine import Update
 
         engine = self._engine
         assert engine is not None
-        updates = []
-        for job in jobs:
-            assert job.request is not None
-            self._open_session(engine, job.doc)
-            if not engine.is_verified(job.doc, job.request):
-                self._emit(DraftEvent(job.doc, job.tag, "regenerating"))
-            updates.append(Update(job.doc, job.request, job.ticket, job.min_forwards))
-        return list(engine.update_many(updates))
+        finished: set[int] = set()
+
+        def finish(i: int, outcome: Any) -> None:
+            finished.add(i)
+            with self._cond:  # before the callers hear of it, so stats never see it running
+                self._running = [j for j in self._running if j is not jobs[i]]
+            self._finish(jobs[i], outcome)
+
+        try:
+            updates = []
+            for job in jobs:
+                assert job.request is not None
+                self._open_session(engine, job.doc)
+                if not engine.is_verified(job.doc, job.request):
+                    self._emit(DraftEvent(job.doc, job.tag, "regenerating"))
+                updates.append(Update(job.doc, job.request, job.ticket, job.min_forwards))
+            engine.update_many(updates, on_done=finish)
+        except Exception as exc:  # noqa: BLE001 - thread boundary: the error goes to the caller
+            for i in range(len(jobs)):
+                if i not in finished:
+                    finish(i, exc)
 
     def _open_session(self, engine: Engine, doc: str) -> None:
         if doc not in self._open:

@@ -32,6 +32,8 @@ class GatedEngine:
         self.batches: list[list[str]] = []  # sessions of each update_many
         self.gate = threading.Event()
         self.gate.set()
+        self.between = threading.Event()  # update_many: the next session may start
+        self.between.set()
         self.waiting = threading.Event()  # set while a forward waits on the gate
         self.fail_on: str | None = None
         self._latest: dict[str, int] = {}
@@ -55,15 +57,24 @@ class GatedEngine:
     ) -> Completion:
         return self._sync("update", sid, request, version, "drafting", min_forwards)
 
-    def update_many(self, updates: list[Update]) -> list[Completion | Exception]:
-        """Runs the updates one after another (the scheduling is what is under test)."""
+    def update_many(
+        self,
+        updates: list[Update],
+        on_done: Callable[[int, Completion | Exception], None] | None = None,
+    ) -> list[Completion | Exception]:
+        """Runs the updates one after another (the scheduling is what is under test); each
+        after the first waits on `between`."""
         self.batches.append([u.session_id for u in updates])
         results: list[Completion | Exception] = []
-        for u in updates:
+        for i, u in enumerate(updates):
+            if i:
+                self.between.wait()
             try:
                 results.append(self.update(u.session_id, u.request, u.version, u.min_forwards))
             except (Superseded, ContextOverflowError) as exc:
                 results.append(exc)
+            if on_done is not None:
+                on_done(i, results[-1])
         return results
 
     def finalize(self, sid: str, request: Request, version: int = 0) -> Completion:
@@ -303,6 +314,26 @@ async def test_an_engine_that_batches_runs_several_documents_drafts_together(har
     assert harness.worker.stats() == {
         "submitted": 3, "processed": 2, "superseded": 0, "dropped": 0, "failed": 1, "pending": 0,
     }
+
+
+async def test_triggers_drafts_run_together_and_each_answers_when_its_own_ends(harness):
+    await harness.worker.load(EngineConfig(model="batching"))
+    harness.engine.gate.clear()
+    harness.worker.draft("a", request("a1"), 1)
+    await harness.wait_in_forward()
+    harness.worker.draft("b", request("b1"), 1)
+    harness.worker.draft("c", request("c1"), 1)
+    b = harness.worker.when_drafted("b", request("b1"))
+    c = harness.worker.when_drafted("c", request("c1"))  # two typists' triggers
+    harness.engine.between.clear()  # c's session will not end until this is set
+    harness.engine.gate.set()
+
+    assert (await b).text == "B1"  # answered while c still runs beside it
+    assert not c.done()
+    harness.engine.between.set()
+    assert (await c).text == "C1"
+    assert harness.engine.batches[0] == ["b", "c"]  # together, ahead of a's preempted draft
+    assert (await harness.event("a", "verified", 1)).completion.text == "A1"
 
 
 async def test_a_trigger_for_the_request_being_drafted_waits_for_that_draft(harness):

@@ -129,35 +129,50 @@ class Engine:
         """
         return self._sync(session_id, request, version, DRAFTING, min_forwards)
 
-    def update_many(self, updates: Sequence[Update]) -> list[Completion | Exception]:
+    def update_many(
+        self,
+        updates: Sequence[Update],
+        on_done: Callable[[int, Completion | Exception], None] | None = None,
+    ) -> list[Completion | Exception]:
         """Several sessions' `update`s at once, their forwards batched where the runtime can.
 
         Each gets its completion, or the error that stopped it (`Superseded`, say); the
-        others go on. llama.cpp runs one decode per step for all of them.
+        others go on. llama.cpp runs one decode per step for all of them. `on_done(i, result)`
+        hears of update i as soon as it ends (a short one need not wait for the longest).
         """
         results: list[Completion | Exception | None] = [None] * len(updates)
         work: dict[int, tuple[Session, Prompt, Steps[Cost]]] = {}
+
+        def finish(i: int, result: Completion | Exception) -> None:
+            results[i] = result
+            if on_done is not None:
+                on_done(i, result)
+
         for i, job in enumerate(updates):
             try:
                 session, prompt = self._session(job.session_id), self.prompt(job.request)
             except (UnknownSessionError, ContextOverflowError, ValueError) as exc:
-                results[i] = exc
+                finish(i, exc)
                 continue
             check = self._checker(job.session_id, job.version, job.min_forwards)
             steps = session.sync(prompt.ids, self.stop_rule(prompt), check)
             work[i] = (session, prompt, steps)
         for job in updates:
             self.memory.touch(job.session_id)
+        running = list(work)
+
+        def ended(k: int, cost: Cost | Exception) -> None:
+            i = running[k]
+            session, prompt, _ = work[i]
+            version = updates[i].version
+            finish(i, cost if isinstance(cost, Exception) else
+                   self._completion(session, prompt, cost, version))  # fmt: skip
+
         try:
             with self._in_phase(DRAFTING):
-                costs = run_together([w[2] for w in work.values()], self.runtime.forward)
+                run_together([work[i][2] for i in running], self.runtime.forward, ended)
         finally:
             self.memory.fit(self._sessions, keep={job.session_id for job in updates})
-        for (i, (session, prompt, _)), cost in zip(work.items(), costs, strict=True):
-            if isinstance(cost, Exception):
-                results[i] = cost
-            else:
-                results[i] = self._completion(session, prompt, cost, updates[i].version)
         return [r for r in results if r is not None]
 
     def finalize(self, session_id: str, request: Request, version: int = 0) -> Completion:

@@ -40,26 +40,33 @@ def run_alone(steps: Steps[T], forward: Callable[[list[Feed]], list[Output]]) ->
 
 
 def run_together(
-    all_steps: list[Steps[T]], forward: Callable[[list[Feed]], list[Output]]
+    all_steps: list[Steps[T]],
+    forward: Callable[[list[Feed]], list[Output]],
+    on_done: Callable[[int, T | Exception], None] | None = None,
 ) -> list[T | Exception]:
     """Drive several `steps` in lockstep: each round, one `forward` over all their feeds.
 
     Each result is what its steps returned or the exception that ended them (the others
-    go on); an exception from `forward` itself ends them all.
+    go on); an exception from `forward` itself ends them all. `on_done(i, result)` hears of
+    each as soon as it ends, while the others may still run.
     """
     results: list[T | Exception | None] = [None] * len(all_steps)
     pending: dict[int, Feed] = {}
 
     def advance(i: int, output: Output | None) -> None:
         steps = all_steps[i]
+        result: T | Exception
         try:
             pending[i] = next(steps) if output is None else steps.send(output)
+            return
         except StopIteration as done:
-            results[i] = done.value
-            pending.pop(i, None)
+            result = done.value
         except Exception as exc:  # noqa: BLE001 - one session's failure ends that session only
-            results[i] = exc
-            pending.pop(i, None)
+            result = exc
+        results[i] = result
+        pending.pop(i, None)
+        if on_done is not None:
+            on_done(i, result)
 
     for i in range(len(all_steps)):
         advance(i, None)
