@@ -5,8 +5,12 @@ coalesced: each document has at most one pending draft, the newest; a newer one 
 (the older is counted as dropped) and supersedes the document's running work, which stops at
 its next forward and leaves the engine session consistent, so the next job resumes from it.
 A trigger on one document also preempts drafting of another and queues that draft again.
-When the engine batches sessions (llama.cpp), the pending drafts of several documents run
-together, one batched forward per step (`Engine.update_many`).
+When the engine batches sessions (llama.cpp), the drafts of several documents run together,
+one batched forward per step (`Engine.update_many`), and a draft submitted meanwhile joins
+them at the next step instead of waiting for the batch to end. A trigger that has waited
+longer than `OVERDUE_S` (a person waiting, not an editor's request while typing, which the
+next keystroke cancels sooner) gets the machine: the other drafts stop and none joins until
+every overdue trigger is answered.
 
 Every job carries a ticket from one counter; the engine's `supersede(doc, ticket)` makes
 work with an older ticket stop. Results cross back with `loop.call_soon_threadsafe`.
@@ -18,6 +22,7 @@ import asyncio
 import contextlib
 import itertools
 import threading
+import time
 from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -32,6 +37,9 @@ if TYPE_CHECKING:
     from inference.engine import Engine
     from inference.runtimes.base import RuntimeInfo
 
+# A trigger that has waited this long is a person waiting (an editor's request while typing is
+# cancelled by the next keystroke sooner): its draft runs alone, other drafting stops.
+OVERDUE_S = 0.25
 JobKind = Literal["load", "draft", "finalize", "plain", "close", "stop"]
 EventStatus = Literal["regenerating", "accepted", "verified", "failed"]
 
@@ -58,6 +66,12 @@ class _Job:
     future: asyncio.Future[Any] | None = None
     min_forwards: int = 0  # a draft's forwards before a newer keystroke may stop it
     waiters: list[asyncio.Future[Any]] = field(default_factory=list)  # triggers on a draft
+    waited_since: float = 0.0  # when its first waiter came (time.monotonic)
+    stopping: bool = False  # superseded by the scheduler; its work ends at the next forward
+
+    def waited(self, now: float) -> float:
+        """Seconds a trigger has waited for this draft (0 when none waits)."""
+        return now - self.waited_since if self.waiters else 0.0
 
 
 def _load_engine(config: EngineConfig) -> Engine:
@@ -283,8 +297,10 @@ class Worker:
             self._cond.notify()
         if job is None:
             return False
+        if not job.waiters:
+            job.waited_since = time.monotonic()
         job.waiters.append(future)
-        self._preempt_drafting(doc)
+        self._preempt_drafting(doc, waited_for=False)
         future.add_done_callback(lambda f: self._detach(job, f))
         return True
 
@@ -355,28 +371,38 @@ class Worker:
         if self._engine is not None:
             self._engine.supersede(doc, ticket, soft=soft)
 
-    def _preempt_drafting(self, keep: str | None) -> None:
+    def _preempt_drafting(self, keep: str | None, waited_for: bool = True) -> None:
         """Stop other documents' running drafts at their next forward and queue them again.
 
-        A draft a trigger waits for goes back among the urgent jobs, its trigger with it.
+        A draft a trigger waits for goes back among the urgent jobs, its trigger with it;
+        without `waited_for` such drafts go on (the new trigger's draft joins them).
         """
         for running in self._running:
             if running.kind != "draft" or running.doc == keep:
                 continue
-            ticket = next(self._tickets)
-            queued = self._queued_drafts(running.doc)
-            pending = self._drafts.get(running.doc) or next(iter(queued), None)
-            if pending is not None:
-                pending.ticket = ticket  # newer: it serves the document (stale triggers fail)
+            if running.waiters and not waited_for:
+                continue
+            self._requeue(running)
+
+    def _requeue(self, running: _Job) -> None:
+        """Stop a running draft at its next forward and queue it again (its triggers with it)."""
+        if running.stopping:
+            return
+        running.stopping = True
+        ticket = next(self._tickets)
+        queued = self._queued_drafts(running.doc)
+        pending = self._drafts.get(running.doc) or next(iter(queued), None)
+        if pending is not None:
+            pending.ticket = ticket  # newer: it serves the document (stale triggers fail)
+        else:
+            again = replace(running, ticket=ticket, waiters=running.waiters, stopping=False)
+            running.waiters = []
+            if again.waiters:
+                self._urgent.append(again)
             else:
-                again = replace(running, ticket=ticket, waiters=running.waiters)
-                running.waiters = []
-                if again.waiters:
-                    self._urgent.append(again)
-                else:
-                    self._drafts[running.doc] = again
-                self._counts["submitted"] += 1
-            self._supersede(running.doc, ticket)
+                self._drafts[running.doc] = again
+            self._counts["submitted"] += 1
+        self._supersede(running.doc, ticket)
 
     def _abandoned(self, job: _Job, resume: bool) -> None:
         """A caller stopped waiting (request cancelled): stop the job, maybe keep it as a draft."""
@@ -402,8 +428,8 @@ class Worker:
             jobs = self._next()
             if jobs[0].kind == "stop":
                 return
-            if len(jobs) > 1:
-                self._do_drafts(jobs)  # each finished as soon as its session ends
+            if jobs[0].kind == "draft" and self._batch_limit() > 1:
+                self._do_drafts(jobs)  # others join it; each finished as its session ends
                 continue
             outcome = self._do(jobs[0])
             with self._cond:  # before the callers hear of it, so stats never see them running
@@ -434,7 +460,7 @@ class Worker:
                 jobs = [self._drafts.pop(next(iter(self._drafts)))]
                 while self._drafts and len(jobs) < self._batch_limit():
                     jobs.append(self._drafts.pop(next(iter(self._drafts))))
-            self._running = jobs
+            self._running = list(jobs)  # a copy: joining drafts extend both
             return jobs
 
     def _batch_limit(self) -> int:
@@ -464,19 +490,61 @@ class Worker:
                 self._running = [j for j in self._running if j is not jobs[i]]
             self._finish(jobs[i], outcome)
 
-        try:
+        def start(batch: list[_Job]) -> list[Update]:
             updates = []
-            for job in jobs:
+            for job in batch:
                 assert job.request is not None
                 self._open_session(engine, job.doc)
                 if not engine.is_verified(job.doc, job.request):
                     self._emit(DraftEvent(job.doc, job.tag, "regenerating"))
                 updates.append(Update(job.doc, job.request, job.ticket, job.min_forwards))
-            engine.update_many(updates, on_done=finish)
+            return updates
+
+        def admit() -> list[Update]:
+            joining = self._joining()
+            jobs.extend(joining)
+            return start(joining)
+
+        try:
+            engine.update_many(start(jobs), on_done=finish, admit=admit)
         except Exception as exc:  # noqa: BLE001 - thread boundary: the error goes to the caller
             for i in range(len(jobs)):
                 if i not in finished:
                     finish(i, exc)
+
+    def _joining(self) -> list[_Job]:
+        """Drafts that join the running ones at the next step (continuous batching).
+
+        Drafts triggers wait for come first; the others only while no trigger waits. None
+        while a job that needs the engine alone is queued: the running drafts end, it runs.
+        """
+        with self._cond:
+            if any(j.kind not in ("draft", "close") for j in self._urgent):
+                return []
+            now = time.monotonic()
+            overdue = [j for j in [*self._running, *self._urgent] if j.waited(now) >= OVERDUE_S]
+            for job in self._running if overdue else []:
+                if job.waited(now) < OVERDUE_S:
+                    self._requeue(job)  # the machine goes to the triggers that waited
+            closing = {j.doc for j in self._urgent if j.kind == "close"}
+            busy = {j.doc for j in self._running} | closing
+            room = self._batch_limit() - len(self._running)
+            joining: list[_Job] = []
+            for job in list(self._urgent):
+                if overdue and job.waited(now) < OVERDUE_S:
+                    continue
+                if len(joining) < room and job.kind == "draft" and job.doc not in busy:
+                    self._urgent.remove(job)
+                    joining.append(job)
+                    busy.add(job.doc)
+            waited = any(j.waiters for j in [*self._running, *joining]) or any(
+                j.kind == "draft" for j in self._urgent
+            )
+            for doc in [] if waited else list(self._drafts):
+                if len(joining) < room and doc not in busy:
+                    joining.append(self._drafts.pop(doc))
+            self._running.extend(joining)
+            return joining
 
     def _open_session(self, engine: Engine, doc: str) -> None:
         if doc not in self._open:

@@ -164,6 +164,29 @@ def test_update_many_gives_each_session_its_own_answer(runtime, tiny_model_dir, 
         assert forwards == sum(len(a) for a in alone)
 
 
+def test_an_admitted_update_joins_the_running_ones(runtime, tiny_model_dir, tiny_gguf_dir):
+    folder = tiny_model_dir if runtime.info.kind == "torch" else tiny_gguf_dir
+    engine = Engine.load(settings(runtime.info.kind, folder, max_tokens=12, lookahead=0))
+    requests = [Request(PROMPT), Request("x = 1\n# add one to x\n")]
+    alone = [engine.generate(r).token_ids for r in requests]
+    engine.open("first")
+    engine.open("late")
+    rounds, done = [], []
+
+    def admit() -> list[Update]:  # the second joins at the third step, then a duplicate
+        rounds.append(len(rounds))
+        if len(rounds) == 3:
+            return [Update("late", requests[1], 1), Update("late", requests[1], 1)]
+        return []
+
+    answers = engine.update_many(
+        [Update("first", requests[0], 1)], lambda i, r: done.append(i), admit
+    )
+    assert [a.token_ids for a in answers[:2]] == alone  # type: ignore[union-attr]
+    assert isinstance(answers[2], ValueError)  # a session cannot run twice at once
+    assert sorted(done) == [0, 1, 2]
+
+
 def test_update_many_reports_a_failure_and_serves_the_rest(runtime, tiny_model_dir, tiny_gguf_dir):
     folder = tiny_model_dir if runtime.info.kind == "torch" else tiny_gguf_dir
     engine = Engine.load(settings(runtime.info.kind, folder, max_tokens=6))

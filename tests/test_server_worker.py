@@ -16,7 +16,7 @@ from inference.api import Completion, Cost, ForwardCounter, Request
 from inference.config import EngineConfig
 from inference.engine.engine import Update
 from inference.errors import ContextOverflowError, ModelNotFoundError, Superseded
-from lsp_server.worker import DraftEvent, Worker
+from lsp_server.worker import OVERDUE_S, DraftEvent, Worker
 
 FORWARDS_PER_ANSWER = 3
 
@@ -30,6 +30,7 @@ class GatedEngine:
         self.counter = ForwardCounter()
         self.calls: list[tuple[str, str, str]] = []  # (kind, session, request text)
         self.batches: list[list[str]] = []  # sessions of each update_many
+        self.joined: list[list[str]] = []  # sessions admitted together into a running batch
         self.gate = threading.Event()
         self.gate.set()
         self.between = threading.Event()  # update_many: the next session may start
@@ -61,13 +62,25 @@ class GatedEngine:
         self,
         updates: list[Update],
         on_done: Callable[[int, Completion | Exception], None] | None = None,
+        admit: Callable[[], list[Update]] | None = None,
     ) -> list[Completion | Exception]:
-        """Runs the updates one after another (the scheduling is what is under test); each
-        after the first waits on `between`."""
-        self.batches.append([u.session_id for u in updates])
-        results: list[Completion | Exception] = []
-        for i, u in enumerate(updates):
-            if i:
+        """Runs the updates one after another (the scheduling is what is under test); those
+        admitted (after each) join at the end; in each group all but the first wait on
+        `between`."""
+        batch = [u.session_id for u in updates]
+        self.batches.append(batch)
+        queue, results, firsts = list(updates), [], {0}
+        while True:
+            joined = admit() if admit is not None else []
+            if joined:
+                firsts.add(len(queue))
+                self.joined.append([u.session_id for u in joined])
+            queue.extend(joined)
+            batch.extend(u.session_id for u in joined)
+            if len(results) == len(queue):
+                return results
+            i, u = len(results), queue[len(results)]
+            if i not in firsts:
                 self.between.wait()
             try:
                 results.append(self.update(u.session_id, u.request, u.version, u.min_forwards))
@@ -75,7 +88,6 @@ class GatedEngine:
                 results.append(exc)
             if on_done is not None:
                 on_done(i, results[-1])
-        return results
 
     def finalize(self, sid: str, request: Request, version: int = 0) -> Completion:
         return self._sync("finalize", sid, request, version, "residual")
@@ -310,7 +322,7 @@ async def test_an_engine_that_batches_runs_several_documents_drafts_together(har
 
     assert (await harness.event("b", "verified", 1)).completion.text == "B1"
     assert isinstance((await harness.event("c", "failed", 1)).error, ContextOverflowError)
-    assert harness.engine.batches == [["b", "c"]]  # a ran alone, then b and c together
+    assert harness.engine.batches == [["a", "b", "c"]]  # b and c joined a's running batch
     assert harness.worker.stats() == {
         "submitted": 3, "processed": 2, "superseded": 0, "dropped": 0, "failed": 1, "pending": 0,
     }
@@ -332,8 +344,9 @@ async def test_triggers_drafts_run_together_and_each_answers_when_its_own_ends(h
     assert not c.done()
     harness.engine.between.set()
     assert (await c).text == "C1"
-    assert harness.engine.batches[0] == ["b", "c"]  # together, ahead of a's preempted draft
     assert (await harness.event("a", "verified", 1)).completion.text == "A1"
+    # a yielded at once; b and c joined its batch together; a came back once they ended
+    assert harness.engine.batches == [["a", "b", "c", "a"]]
 
 
 async def test_a_trigger_for_the_request_being_drafted_waits_for_that_draft(harness):
@@ -473,3 +486,37 @@ async def test_a_typing_trigger_submits_the_draft_of_its_text_when_there_is_none
     again = harness.worker.when_drafted("a", request("a1"), submit)  # verified: no new draft
     assert (await again).text == "A1" and submitted == ["a1"]
     assert not harness.worker.expects("a", request("a1"))
+
+
+async def test_a_typing_trigger_leaves_the_draft_another_trigger_waits_for_running(harness):
+    await harness.worker.load(EngineConfig(model="batching"))
+    harness.engine.gate.clear()
+    harness.worker.draft("a", request("a1"), 1)
+    first = harness.worker.when_drafted("a", request("a1"))  # a's typist has paused
+    await harness.wait_in_forward()
+    harness.worker.draft("b", request("b1"), 1)
+    second = harness.worker.when_drafted("b", request("b1"))  # b's typist too, meanwhile
+    harness.engine.gate.set()
+
+    assert (await first).text == "A1" and (await second).text == "B1"
+    assert harness.engine.calls == [("update", "a", "a1"), ("update", "b", "b1")]  # a not redone
+    assert harness.engine.batches == [["a", "b"]]  # b joined a's batch
+
+
+async def test_while_a_trigger_waits_long_drafts_for_typing_do_not_run_beside_it(harness):
+    await harness.worker.load(EngineConfig(model="batching"))
+    harness.engine.gate.clear()
+    harness.worker.draft("b", request("b1"), 1)
+    stale = harness.worker.when_drafted("b", request("b1"))  # b is being typed in VS Code
+    await harness.wait_in_forward()
+    harness.worker.draft("a", request("a1"), 1)
+    paused = harness.worker.when_drafted("a", request("a1"))  # a's typist paused: the trigger
+    await asyncio.sleep(OVERDUE_S + 0.05)
+    harness.worker.draft("b", request("b2"), 2)  # b's next keystroke, and its request
+    typing = harness.worker.when_drafted("b", request("b2"))
+    harness.engine.gate.set()
+
+    assert (await paused).text == "A1" and (await typing).text == "B2"
+    assert harness.engine.joined == [["a"], ["b"]]  # b2 waited until a's trigger was answered
+    with pytest.raises(Superseded):
+        await stale

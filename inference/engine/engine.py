@@ -133,46 +133,57 @@ class Engine:
         self,
         updates: Sequence[Update],
         on_done: Callable[[int, Completion | Exception], None] | None = None,
+        admit: Callable[[], Sequence[Update]] | None = None,
     ) -> list[Completion | Exception]:
         """Several sessions' `update`s at once, their forwards batched where the runtime can.
 
         Each gets its completion, or the error that stopped it (`Superseded`, say); the
         others go on. llama.cpp runs one decode per step for all of them. `on_done(i, result)`
         hears of update i as soon as it ends (a short one need not wait for the longest).
+        Before every step `admit()` may give more updates (sessions not running now): they
+        join the running ones at that step, numbered on after those given before.
         """
-        results: list[Completion | Exception | None] = [None] * len(updates)
-        work: dict[int, tuple[Session, Prompt, Steps[Cost]]] = {}
+        results: list[Completion | Exception | None] = []
+        work: list[tuple[int, Update, Session, Prompt]] = []  # per started steps
+        running: set[str] = set()
 
         def finish(i: int, result: Completion | Exception) -> None:
             results[i] = result
             if on_done is not None:
                 on_done(i, result)
 
-        for i, job in enumerate(updates):
-            try:
-                session, prompt = self._session(job.session_id), self.prompt(job.request)
-            except (UnknownSessionError, ContextOverflowError, ValueError) as exc:
-                finish(i, exc)
-                continue
-            check = self._checker(job.session_id, job.version, job.min_forwards)
-            steps = session.sync(prompt.ids, self.stop_rule(prompt), check)
-            work[i] = (session, prompt, steps)
-        for job in updates:
-            self.memory.touch(job.session_id)
-        running = list(work)
+        def begin(batch: Sequence[Update]) -> list[Steps[Cost]]:
+            started, first = [], len(results)
+            results.extend([None] * len(batch))
+            if running and batch:  # joining: caches of sessions no longer running may go
+                self.memory.fit(self._sessions, keep=running | {u.session_id for u in batch})
+            for i, job in enumerate(batch, first):
+                try:
+                    if job.session_id in running:
+                        raise ValueError(f"session {job.session_id!r} is running already")
+                    session, prompt = self._session(job.session_id), self.prompt(job.request)
+                except (UnknownSessionError, ContextOverflowError, ValueError) as exc:
+                    finish(i, exc)
+                    continue
+                self.memory.touch(job.session_id)
+                running.add(job.session_id)
+                check = self._checker(job.session_id, job.version, job.min_forwards)
+                started.append(session.sync(prompt.ids, self.stop_rule(prompt), check))
+                work.append((i, job, session, prompt))
+            return started
 
         def ended(k: int, cost: Cost | Exception) -> None:
-            i = running[k]
-            session, prompt, _ = work[i]
-            version = updates[i].version
+            i, job, session, prompt = work[k]
+            running.discard(job.session_id)
             finish(i, cost if isinstance(cost, Exception) else
-                   self._completion(session, prompt, cost, version))  # fmt: skip
+                   self._completion(session, prompt, cost, job.version))  # fmt: skip
 
+        more = (lambda: begin(admit())) if admit is not None else None
         try:
             with self._in_phase(DRAFTING):
-                run_together([work[i][2] for i in running], self.runtime.forward, ended)
+                run_together(begin(updates), self.runtime.forward, ended, admit=more)
         finally:
-            self.memory.fit(self._sessions, keep={job.session_id for job in updates})
+            self.memory.fit(self._sessions, keep={job.session_id for _, job, _, _ in work})
         return [r for r in results if r is not None]
 
     def finalize(self, session_id: str, request: Request, version: int = 0) -> Completion:

@@ -43,13 +43,16 @@ def run_together(
     all_steps: list[Steps[T]],
     forward: Callable[[list[Feed]], list[Output]],
     on_done: Callable[[int, T | Exception], None] | None = None,
+    admit: Callable[[], list[Steps[T]]] | None = None,
 ) -> list[T | Exception]:
     """Drive several `steps` in lockstep: each round, one `forward` over all their feeds.
 
     Each result is what its steps returned or the exception that ended them (the others
     go on); an exception from `forward` itself ends them all. `on_done(i, result)` hears of
-    each as soon as it ends, while the others may still run.
+    each as soon as it ends, while the others may still run. Before each round `admit()`
+    may give more steps, which join from that round on (numbered after those before).
     """
+    all_steps = list(all_steps)
     results: list[T | Exception | None] = [None] * len(all_steps)
     pending: dict[int, Feed] = {}
 
@@ -71,7 +74,13 @@ def run_together(
     for i in range(len(all_steps)):
         advance(i, None)
     try:
-        while pending:
+        while True:
+            for steps in admit() if admit is not None else []:
+                all_steps.append(steps)
+                results.append(None)
+                advance(len(all_steps) - 1, None)
+            if not pending:
+                break
             order = list(pending)
             for i, output in zip(order, forward([pending[i] for i in order]), strict=True):
                 advance(i, output)
