@@ -69,9 +69,9 @@ class _Job:
     waited_since: float = 0.0  # when its first waiter came (time.monotonic)
     stopping: bool = False  # superseded by the scheduler; its work ends at the next forward
 
-    def waited(self, now: float) -> float:
-        """Seconds a trigger has waited for this draft (0 when none waits)."""
-        return now - self.waited_since if self.waiters else 0.0
+    def overdue(self, now: float) -> bool:
+        """True when a trigger has waited `OVERDUE_S` or longer for this draft."""
+        return bool(self.waiters) and now - self.waited_since >= OVERDUE_S
 
 
 def _load_engine(config: EngineConfig) -> Engine:
@@ -425,16 +425,16 @@ class Worker:
 
     def _run(self) -> None:
         while True:
-            jobs = self._next()
-            if jobs[0].kind == "stop":
+            job = self._next()
+            if job.kind == "stop":
                 return
-            if jobs[0].kind == "draft" and self._batch_limit() > 1:
-                self._do_drafts(jobs)  # others join it; each finished as its session ends
+            if job.kind == "draft" and self._batch_limit() > 1:
+                self._do_drafts([job])  # others join it; each finished as its session ends
                 continue
-            outcome = self._do(jobs[0])
+            outcome = self._do(job)
             with self._cond:  # before the callers hear of it, so stats never see them running
                 self._running = []
-            self._finish(jobs[0], outcome)
+            self._finish(job, outcome)
 
     def _finish(self, job: _Job, outcome: Any) -> None:
         if isinstance(outcome, Superseded):
@@ -444,24 +444,17 @@ class Worker:
         else:
             self._done(job, outcome)
 
-    def _next(self) -> list[_Job]:
-        """The next urgent job alone, or the next draft with those that may run beside it."""
+    def _next(self) -> _Job:
+        """The next urgent job, else the oldest pending draft (others join it: `_joining`)."""
         with self._cond:
             while not self._urgent and not self._drafts:
                 self._cond.wait()
             if self._urgent:
-                jobs = [self._urgent.popleft()]
-                # triggers' drafts at the head of the queue run together, not one by one
-                while (self._urgent and self._urgent[0].kind == "draft" == jobs[0].kind
-                       and len(jobs) < self._batch_limit()
-                       and self._urgent[0].doc not in {j.doc for j in jobs}):  # fmt: skip
-                    jobs.append(self._urgent.popleft())
+                job = self._urgent.popleft()
             else:
-                jobs = [self._drafts.pop(next(iter(self._drafts)))]
-                while self._drafts and len(jobs) < self._batch_limit():
-                    jobs.append(self._drafts.pop(next(iter(self._drafts))))
-            self._running = list(jobs)  # a copy: joining drafts extend both
-            return jobs
+                job = self._drafts.pop(next(iter(self._drafts)))
+            self._running = [job]
+            return job
 
     def _batch_limit(self) -> int:
         """How many documents' drafts run together: 1 unless the engine batches sessions."""
@@ -522,16 +515,16 @@ class Worker:
             if any(j.kind not in ("draft", "close") for j in self._urgent):
                 return []
             now = time.monotonic()
-            overdue = [j for j in [*self._running, *self._urgent] if j.waited(now) >= OVERDUE_S]
+            overdue = any(j.overdue(now) for j in [*self._running, *self._urgent])
             for job in self._running if overdue else []:
-                if job.waited(now) < OVERDUE_S:
+                if not job.overdue(now):
                     self._requeue(job)  # the machine goes to the triggers that waited
             closing = {j.doc for j in self._urgent if j.kind == "close"}
             busy = {j.doc for j in self._running} | closing
             room = self._batch_limit() - len(self._running)
             joining: list[_Job] = []
             for job in list(self._urgent):
-                if overdue and job.waited(now) < OVERDUE_S:
+                if overdue and not job.overdue(now):
                     continue
                 if len(joining) < room and job.kind == "draft" and job.doc not in busy:
                     self._urgent.remove(job)
