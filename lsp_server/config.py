@@ -132,9 +132,8 @@ class Settings(BaseModel):
     )
     draft_on: Literal["keystroke", "word", "idle"] = Field(
         default="word",
-        description="When an edit starts drafting: every keystroke; the end of a word (of a "
-        "sentence or line while another document is typed too) or after idleMs without "
-        "typing; or only after idleMs without typing.",
+        description="When an edit starts drafting: every keystroke; the end of a word (or "
+        "after idleMs without typing); or only after idleMs without typing.",
     )
     idle_ms: int = Field(
         default=300, ge=0, le=10_000, description="Pause (ms) that starts drafting (word, idle)."

@@ -57,25 +57,14 @@ def edit_point(
 WORD_ENDS = frozenset(" \t\n.,;:!?)]}'\"`")
 
 
-SENTENCE_ENDS = frozenset(".!?:")
-Boundary = Literal["none", "word", "sentence"]
-BOUNDARY_RANK: dict[Boundary, int] = {"none": 0, "word": 1, "sentence": 2}
-
-
-def boundary(changes: Sequence[types.TextDocumentContentChangeEvent]) -> Boundary:
-    """What the last change ended: a sentence (its punctuation, or a line break), a word, none.
-
-    A whole-text replacement, or no change at all, counts as the end of a sentence.
-    """
+def ends_a_word(changes: Sequence[types.TextDocumentContentChangeEvent]) -> bool:
+    """True when the last change inserted text ending in a space, a line break or punctuation."""
     if not changes:
-        return "sentence"
+        return True
     last = changes[-1]
     if not isinstance(last, types.TextDocumentContentChangePartial):
-        return "sentence"
-    text = last.text
-    if "\n" in text or text[-1:] in SENTENCE_ENDS:
-        return "sentence"
-    return "word" if text[-1:] in WORD_ENDS else "none"
+        return True  # the whole text was replaced
+    return bool(last.text) and last.text[-1] in WORD_ENDS
 
 
 def inline_list(document: TextDocument | None, edit: Edit | None) -> types.InlineCompletionList:

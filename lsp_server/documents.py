@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-import time
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -13,8 +11,6 @@ from inference.api import Language, Request
 from lsp_server.spec import Spec, find_spec, language_of
 
 TRIGGERS_KEPT = 20
-# A document edited this recently is being typed: a typist's pauses between sentences are shorter.
-TYPING_S = 2.0
 TriggerKind = Literal["invoked", "automatic", "completion"]
 
 
@@ -59,11 +55,9 @@ class Document:
     tag: Any = None  # the server's label for it at the newest version with that request
     preview: str = ""  # the newest draft text, shown while the next one is written
     triggers: deque[Trigger] = field(default_factory=lambda: deque(maxlen=TRIGGERS_KEPT))
-    edited_at: float = -math.inf  # time.monotonic() of the last edit
 
     def edited(self, length: int, first_start: int | None) -> None:
         """Move the anchor over an edit starting at `first_start` (None: whole text replaced)."""
-        self.edited_at = time.monotonic()
         delta, self.length = length - self.length, length
         if self.anchor is None:
             return
@@ -108,11 +102,6 @@ class Documents:
     def close(self, uri: str) -> None:
         """Stop tracking a document."""
         self._docs.pop(uri, None)
-
-    def others_typing(self, uri: str) -> bool:
-        """True when a document other than `uri` was edited in the last `TYPING_S` seconds."""
-        since = time.monotonic() - TYPING_S
-        return any(doc.edited_at >= since for key, doc in self._docs.items() if key != uri)
 
     def __iter__(self) -> Iterator[Document]:
         return iter(list(self._docs.values()))

@@ -12,7 +12,6 @@ from pygls.workspace import TextDocument
 from inference.api import Completion, Request
 from lsp_server import convert
 from lsp_server.context import ServerContext, UsesContext
-from lsp_server.convert import BOUNDARY_RANK, Boundary
 from lsp_server.documents import Document
 from lsp_server.spec import Spec
 from lsp_server.worker import DraftEvent
@@ -55,7 +54,7 @@ class Drafting(UsesContext):
         doc.edited(len(document.source), first_start)
         spec = doc.find(document.source, point, *self._window())
         if spec is not None:
-            self._draft(doc, document, spec, convert.boundary(changes))
+            self._draft(doc, document, spec, convert.ends_a_word(changes))
 
     def redraft_all(self) -> None:
         """After a (re)load or re-enabling: draft every document's spec again."""
@@ -108,30 +107,19 @@ class Drafting(UsesContext):
             self.notify.draft(params)
 
     def _draft(
-        self, doc: Document, document: TextDocument, spec: Spec, ended: Boundary = "sentence"
+        self, doc: Document, document: TextDocument, spec: Spec, word_ended: bool = True
     ) -> None:
         """Draft for the spec now, or once the typing pauses (`draftOn`)."""
         settings = self.settings()
         if not (self.active() and settings.drafting):
             return
+        wait = settings.draft_on == "idle" or (settings.draft_on == "word" and not word_ended)
         if spec.request == doc.submitted:
             self._same_request(doc, document, spec)
-        elif self._waits(settings.draft_on, doc.uri, ended):
+        elif wait:
             self._when_idle(doc.uri, settings.idle_ms)
         else:
             self._submit(doc, document, spec)
-
-    def _waits(self, draft_on: str, uri: str, ended: Boundary) -> bool:
-        """True when an edit that ended `ended` waits for a pause before it is drafted.
-
-        `word` drafts at word ends; while another document is being typed too (several
-        editors, or a team on one server) only at sentence ends and line breaks: a draft a
-        word costs every typist's drafting a forward, and the next word makes it stale.
-        """
-        if draft_on != "word":
-            return draft_on == "idle"
-        needed: Boundary = "sentence" if self.documents.others_typing(uri) else "word"
-        return BOUNDARY_RANK[ended] < BOUNDARY_RANK[needed]
 
     def _submit(self, doc: Document, document: TextDocument, spec: Spec) -> None:
         self.forget(doc.uri)  # a waiting idle timer would only submit this again

@@ -180,29 +180,3 @@ async def test_drafting_on_word_ends_submits_once_a_word_and_answers_the_same(cl
         assert answer is not None and answer == await plain(client, doc)
     finally:
         configure(client, {})
-
-
-async def test_while_another_document_is_typed_drafting_waits_for_the_end_of_a_sentence(client):
-    configure(client, {"draftOn": "word", "idleMs": 10_000})
-    other = Doc.from_case("numbers", uri="file:///workspace/another-typist.py")
-    doc = Doc.from_case("strings", uri="file:///workspace/sentences.py")
-    try:
-        other.open(client)
-        doc.open(client)
-        before = (await stats(client))["drafts"]["submitted"]
-        typed = "Return text in upper case. Keep the spaces as they are."
-        for word in typed.split(" "):
-            other.type(client, "x")  # another person types in another editor meanwhile
-            doc.type(client, word + " ")
-        submitted = (await stats(client))["drafts"]["submitted"] - before
-        assert submitted == typed.count(".")  # one a sentence, none a word (nor a half word)
-        doc.type(client, '"""\n    ')  # the line break ends a sentence too: drafted at once
-        await verified(client, doc)
-        answer = await inline(client, doc)
-        assert answer is not None and answer == await plain(client, doc)
-    finally:
-        for closing in (other, doc):
-            client.text_document_did_close(
-                types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri=closing.uri))
-            )
-        configure(client, {})
