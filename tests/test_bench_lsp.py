@@ -97,4 +97,5 @@ def test_bench_lsp_times_typed_sessions_against_both_conventional_requests(
     alone = [s for s in data["sessions"] if s["typists"] == 1]
     assert all(s["drafting_forwards"] > 0 for s in alone)
     assert data["runtime"]["kind"] in ("torch", "llamacpp")
+    assert "cores" in data["runtime"]["extra"]["cpu"]  # figures name the CPU they were got on
     assert (tmp_path / "out" / "bench-lsp-cdf.png").read_bytes()[:4] == b"\x89PNG"

@@ -1,8 +1,9 @@
-"""Threads that follow the load: the cores other processes leave free, from /proc."""
+"""How many cores a forward may use, by the load of other processes; how the CPU is named."""
 
 from __future__ import annotations
 
 from inference.runtimes.cpu_load import FreeCores
+from inference.runtimes.machine import describe_cpu, llamacpp_vector
 
 TICKS = 100  # os.sysconf("SC_CLK_TCK") on Linux
 
@@ -60,3 +61,23 @@ def test_without_proc_it_is_all_cores_but_one() -> None:
 
     assert FreeCores(cores=4, read=missing).free() == 3
     assert FreeCores(cores=1, read=missing).free() == 1
+
+
+def test_the_cpu_is_described_by_its_model_its_cores_and_vector_instructions():
+    cpuinfo = "processor\t: 0\nmodel name\t: AMD EPYC 9B14\nflags\t\t: fpu avx2\n"
+    text = describe_cpu("AVX2", read=lambda path: cpuinfo)
+    assert text.startswith("AMD EPYC 9B14, ") and text.endswith(" cores, AVX2")
+
+    def missing(path: str) -> str:
+        raise OSError(path)
+
+    assert describe_cpu(None, read=missing).startswith("unknown CPU, ")
+
+
+def test_llamacpps_widest_vector_instructions_are_read_from_its_system_info():
+    avx2 = "CPU : SSE3 = 1 | AVX = 1 | AVX2 = 1 | F16C = 1 | FMA = 1 | OPENMP = 1 | "
+    assert llamacpp_vector(avx2) == "AVX2"
+    avx512 = "CPU : SSE3 = 1 | AVX = 1 | AVX2 = 1 | AVX512 = 1 | AVX512_VNNI = 1 | "
+    assert llamacpp_vector(avx512) == "AVX512"
+    assert llamacpp_vector("CPU : NEON = 1 | ARM_FMA = 1 | ") == "NEON"
+    assert llamacpp_vector("CPU : SSE3 = 1 | ") == "no vector instructions"

@@ -37,6 +37,7 @@ def runtime(request, tiny_model_dir, tiny_gguf_dir) -> Runtime:
     folder = tiny_model_dir if request.param == "torch" else tiny_gguf_dir
     loaded = load_runtime(settings(request.param, folder))
     assert loaded.info.kind == request.param
+    assert "cores" in str(loaded.info.extra["cpu"])  # results name the CPU they were got on
     return loaded
 
 

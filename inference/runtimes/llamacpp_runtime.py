@@ -25,6 +25,7 @@ from inference.errors import ConfigError, ContextOverflowError, ModelFolderError
 from inference.runtimes import model_files
 from inference.runtimes.base import Feed, ForwardHook, Output, RuntimeInfo, ShapeHints, eos_ids
 from inference.runtimes.cpu_load import FreeCores
+from inference.runtimes.machine import describe_cpu, llamacpp_vector
 from inference.runtimes.model_files import ModelFiles
 
 if TYPE_CHECKING:
@@ -148,7 +149,9 @@ class LlamaCppRuntime:
             version=str(getattr(lib, "__version__", "?")),
             extra={"context_size": config.context_size, "batch_size": self.batch_size,
                    "sequences": self.sequences, "gguf": str(files.gguf),
-                   "threads_by_load": self.free_cores is not None},  # fmt: skip
+                   "threads_by_load": self.free_cores is not None,
+                   **({} if self.offload else {"cpu": describe_cpu(llamacpp_vector(
+                       lib.llama_print_system_info().decode(errors="replace")))})},  # fmt: skip
         )
         if config.adapter:
             self._apply_adapter(config.adapter, files)

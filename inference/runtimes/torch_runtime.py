@@ -20,6 +20,7 @@ from inference.errors import ModelFolderError
 from inference.runtimes import model_files
 from inference.runtimes.base import Feed, ForwardHook, Output, RuntimeInfo, ShapeHints, eos_ids
 from inference.runtimes.device import resolve_device, resolve_dtype, set_threads
+from inference.runtimes.machine import describe_cpu
 from inference.runtimes.model_files import ModelFiles
 
 if TYPE_CHECKING:
@@ -158,7 +159,9 @@ class TorchRuntime:
             dtype=str(loaded.dtype).removeprefix("torch."),
             threads=torch.get_num_threads(),
             version=torch.__version__,
-        )
+            extra={"cpu": describe_cpu(torch.backends.cpu.get_cpu_capability())}
+            if loaded.device.type == "cpu" else {},
+        )  # fmt: skip
 
     @classmethod
     def load(cls, config: EngineConfig) -> TorchRuntime:

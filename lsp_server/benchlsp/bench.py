@@ -62,7 +62,7 @@ def run_bench(options: BenchOptions) -> int:
     meta = {"options": settings, "runtime": runtime, "created": created}
     path = write_results(options.out, meta, results)
     plot = write_cdf(options.out, results)
-    print(format_table(summarize(results), runtime.get("kind", "?")))
+    print(format_table(summarize(results), _runtime_name(runtime)))
     print(f"\nwrote {path} and {plot}")
     return 0
 
@@ -112,13 +112,19 @@ async def _memory(options: BenchOptions, sessions: list[Session]) -> int:
     path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
     print(
         f"{result.documents} documents drafted in {result.drafting_s:.0f} s on "
-        f"{runtime.get('kind', '?')}: server RSS {result.rss_mib} MiB (model loaded, no "
+        f"{_runtime_name(runtime)}: server RSS {result.rss_mib} MiB (model loaded, no "
         f"document: {result.rss_before_mib} MiB); caches {result.memory}\n"
         f"return to the oldest: {result.return_oldest_ms:.0f} ms "
         f"({result.return_oldest_forwards} forwards); to the newest: "
         f"{result.return_newest_ms:.0f} ms ({result.return_newest_forwards} forwards)\nwrote {path}"
     )
     return 0
+
+
+def _runtime_name(runtime: dict[str, Any]) -> str:
+    """'llamacpp (AMD EPYC, 2 cores, AVX2)': the runtime, and the CPU its figures depend on."""
+    cpu = (runtime.get("extra") or {}).get("cpu")
+    return f"{runtime.get('kind', '?')} ({cpu})" if cpu else str(runtime.get("kind", "?"))
 
 
 def _settings(options: BenchOptions) -> dict[str, Any]:

@@ -1,0 +1,49 @@
+"""The CPU a runtime runs on, for results files: figures from two machines compare only so.
+
+Two machines of the same kind here differed in what a forward costs (a 400-token prompt on
+two threads: about 12 s where the CPU had AVX2 only), so every result names its CPU.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+
+def _read(path: str) -> str:
+    return Path(path).read_text(encoding="utf-8", errors="replace")
+
+
+def describe_cpu(vector: str | None, read: Callable[[str], str] = _read) -> str:
+    """'<model>, <n> cores, <vector>': the model from /proc/cpuinfo where there is one.
+
+    `vector` is the widest vector instruction set the runtime uses (None: not known).
+    """
+    model = "unknown CPU"
+    try:
+        for line in read("/proc/cpuinfo").splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() == "model name" and value.strip():
+                model = value.strip()
+                break
+    except OSError:
+        pass
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    parts = [model, f"{cores} cores"] + ([vector] if vector else [])
+    return ", ".join(parts)
+
+
+def llamacpp_vector(system_info: str) -> str:
+    """The widest of AVX512 / AVX2 / AVX / NEON that llama.cpp's system info reports on."""
+    flags = {
+        name.strip(): value.strip()
+        for name, _, value in (item.partition("=") for item in system_info.split("|"))
+    }
+    for name in ("AVX512", "AVX2", "AVX", "NEON", "SVE"):
+        if any(key.split(" ")[-1] == name and value == "1" for key, value in flags.items()):
+            return name
+    return "no vector instructions"
