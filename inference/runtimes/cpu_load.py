@@ -32,6 +32,11 @@ def _allowed_cpus() -> set[int]:
         return set()
 
 
+def usable_cores() -> int:
+    """How many cores this process may run on (the CPU count where the OS does not say)."""
+    return len(_allowed_cpus()) or os.cpu_count() or 1
+
+
 class FreeCores:
     """The cores not busy with other processes, sampled at most every 0.1 s."""
 
@@ -42,7 +47,7 @@ class FreeCores:
         clock: Callable[[], float] = time.monotonic,
     ):
         self.allowed = _allowed_cpus()
-        self.cores = cores or len(self.allowed) or os.cpu_count() or 1
+        self.cores = cores or usable_cores()
         self._read = read
         self._clock = clock
         self._last: tuple[float, float, float] | None = None  # time, all busy, own busy (s)

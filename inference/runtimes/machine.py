@@ -6,9 +6,10 @@ two threads: about 12 s where the CPU had AVX2 only), so every result names its 
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from pathlib import Path
+
+from inference.runtimes.cpu_load import usable_cores
 
 
 def _read(path: str) -> str:
@@ -29,21 +30,17 @@ def describe_cpu(vector: str | None, read: Callable[[str], str] = _read) -> str:
                 break
     except OSError:
         pass
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cores = os.cpu_count() or 1
-    parts = [model, f"{cores} cores"] + ([vector] if vector else [])
+    parts = [model, f"{usable_cores()} cores"] + ([vector] if vector else [])
     return ", ".join(parts)
 
 
 def llamacpp_vector(system_info: str) -> str:
     """The widest of AVX512 / AVX2 / AVX / NEON that llama.cpp's system info reports on."""
-    flags = {
-        name.strip(): value.strip()
+    # "CPU : SSE3 = 1 | AVX = 1 | AVX2 = 1 | ...": the last word before each "= 1"
+    on = {
+        name.split()[-1]
         for name, _, value in (item.partition("=") for item in system_info.split("|"))
+        if name.strip() and value.strip() == "1"
     }
-    for name in ("AVX512", "AVX2", "AVX", "NEON", "SVE"):
-        if any(key.split(" ")[-1] == name and value == "1" for key, value in flags.items()):
-            return name
-    return "no vector instructions"
+    return next((n for n in ("AVX512", "AVX2", "AVX", "NEON", "SVE") if n in on),
+                "no vector instructions")  # fmt: skip
