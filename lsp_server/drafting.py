@@ -52,6 +52,7 @@ class Drafting(UsesContext):
             return
         point, first_start = convert.edit_point(document, changes)
         doc.edited(len(document.source), first_start)
+        self.worker().edited(uri)
         spec = doc.find(document.source, point, *self._window())
         if spec is not None:
             self._draft(doc, document, spec, convert.ends_a_word(changes))

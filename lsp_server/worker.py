@@ -7,10 +7,14 @@ its next forward and leaves the engine session consistent, so the next job resum
 A trigger on one document also preempts drafting of another and queues that draft again.
 When the engine batches sessions (llama.cpp), the drafts of several documents run together,
 one batched forward per step (`Engine.update_many`), and a draft submitted meanwhile joins
-them at the next step instead of waiting for the batch to end. A trigger that has waited
-longer than `OVERDUE_S` (a person waiting, not an editor's request while typing, which the
-next keystroke cancels sooner) gets the machine: the other drafts stop and none joins until
-every overdue trigger is answered.
+them at the next step instead of waiting for the batch to end.
+
+A person waiting goes first: a trigger that has waited `OVERDUE_S` (an editor's request while
+typing is cancelled by the next keystroke sooner), and the draft of a document whose typist
+paused (`PAUSED_S` without an edit: its trigger may come any moment). The one whose document
+has been quiet longest runs alone until it is done; the drafts of documents still being
+typed, which the next word makes stale, stop and wait, and an editor's request while typing
+does not stop a paused document's draft.
 
 Every job carries a ticket from one counter; the engine's `supersede(doc, ticket)` makes
 work with an older ticket stop. Results cross back with `loop.call_soon_threadsafe`.
@@ -21,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import math
 import threading
 import time
 from collections import Counter, deque
@@ -38,8 +43,11 @@ if TYPE_CHECKING:
     from inference.runtimes.base import RuntimeInfo
 
 # A trigger that has waited this long is a person waiting (an editor's request while typing is
-# cancelled by the next keystroke sooner): its draft runs alone, other drafting stops.
+# cancelled by the next keystroke sooner).
 OVERDUE_S = 0.25
+# A document this long without an edit is paused: its draft is the next answer someone asks
+# for (the typing benchmark's keys come 0.05-0.3 s apart within a word).
+PAUSED_S = 0.25
 JobKind = Literal["load", "draft", "finalize", "plain", "close", "stop"]
 EventStatus = Literal["regenerating", "accepted", "verified", "failed"]
 
@@ -68,10 +76,6 @@ class _Job:
     waiters: list[asyncio.Future[Any]] = field(default_factory=list)  # triggers on a draft
     waited_since: float = 0.0  # when its first waiter came (time.monotonic)
     stopping: bool = False  # superseded by the scheduler; its work ends at the next forward
-
-    def overdue(self, now: float) -> bool:
-        """True when a trigger has waited `OVERDUE_S` or longer for this draft."""
-        return bool(self.waiters) and now - self.waited_since >= OVERDUE_S
 
 
 def _load_engine(config: EngineConfig) -> Engine:
@@ -109,6 +113,7 @@ class Worker:
         self._verified: dict[str, tuple[Request, Completion]] = {}
         # automatic triggers waiting for a draft of their request that is not submitted yet
         self._expected: dict[str, list[tuple[Request, asyncio.Future[Any]]]] = {}
+        self._edited: dict[str, float] = {}  # the last edit of each document (time.monotonic)
         self.config: EngineConfig | None = None
         self._thread = threading.Thread(target=self._run, name="prewrite-engine", daemon=True)
         self._thread.start()
@@ -160,6 +165,11 @@ class Worker:
         with self._cond:
             self._loading += 1
         return self._urgent_job(_Job("load", 0, config=config, future=self._loop.create_future()))
+
+    def edited(self, doc: str) -> None:
+        """The document was just edited: its typist is typing (see `PAUSED_S`)."""
+        with self._cond:
+            self._edited[doc] = time.monotonic()
 
     def draft(self, doc: str, request: Request, tag: Any, min_forwards: int = 0) -> None:
         """Bring the document's draft up to `request`, replacing any draft still pending.
@@ -219,7 +229,7 @@ class Worker:
         """
         future: asyncio.Future[Completion] = self._loop.create_future()
         with self._cond:
-            if self._await_draft(doc, request, future):
+            if self._await_draft(doc, request, future, invoked=True):
                 return future
             ticket = next(self._tickets)
             if self._drafts.pop(doc, None) is not None:  # the trigger covers it
@@ -247,6 +257,7 @@ class Worker:
             if self._drafts.pop(doc, None) is not None:
                 self._counts["dropped"] += 1
             self._verified.pop(doc, None)
+            self._edited.pop(doc, None)
             self._drop_queued_drafts(doc)
             self._fail_expected(Superseded("the document was closed"), doc)
             self._supersede(doc, next(self._tickets))
@@ -281,12 +292,16 @@ class Worker:
 
     # -- scheduling (callers hold the lock) ---------------------------------------------------
 
-    def _await_draft(self, doc: str, request: Request, future: asyncio.Future[Any]) -> bool:
+    def _await_draft(
+        self, doc: str, request: Request, future: asyncio.Future[Any], invoked: bool = False
+    ) -> bool:
         """Let a trigger wait for the document's draft when that draft is this very request.
 
         The draft is the work the trigger needs: it goes on undisturbed (a pending one moves
         ahead of everything else), other documents' drafting yields, and the trigger gets its
-        completion. A trigger that stops waiting leaves the draft running as drafting.
+        completion. Paused documents' drafts yield only to a person (an `invoked` trigger, or
+        one after its document was quiet `OVERDUE_S`), not to an editor's request while typing.
+        A trigger that stops waiting leaves the draft running as drafting.
         """
         running = [j for j in self._running if j.kind == "draft" and j.doc == doc]
         job = next((j for j in [*running, *self._queued_drafts(doc)] if j.request == request), None)
@@ -300,7 +315,8 @@ class Worker:
         if not job.waiters:
             job.waited_since = time.monotonic()
         job.waiters.append(future)
-        self._preempt_drafting(doc, waited_for=False)
+        person = invoked or self._quiet(doc, time.monotonic()) >= PAUSED_S
+        self._preempt_drafting(doc, waited_for=False, paused=not person)
         future.add_done_callback(lambda f: self._detach(job, f))
         return True
 
@@ -371,16 +387,40 @@ class Worker:
         if self._engine is not None:
             self._engine.supersede(doc, ticket, soft=soft)
 
-    def _preempt_drafting(self, keep: str | None, waited_for: bool = True) -> None:
+    def _quiet(self, doc: str, now: float) -> float:
+        """Seconds since the document's last edit (infinite when it was never edited)."""
+        edited = self._edited.get(doc)
+        return float("inf") if edited is None else now - edited
+
+    def _paused(self, job: _Job, now: float) -> bool:
+        """True for the draft of a document whose typist paused (`PAUSED_S` without an edit)."""
+        return job.kind == "draft" and self._quiet(job.doc, now) >= PAUSED_S
+
+    def _person_waits(self, job: _Job, now: float) -> bool:
+        """True when a person waits for this draft, or will any moment: a trigger that waited
+        `OVERDUE_S`, or the draft of a paused document (a trigger after the pause is one)."""
+        overdue = bool(job.waiters) and now - job.waited_since >= OVERDUE_S
+        return overdue or self._paused(job, now)
+
+    def _leader(self, jobs: list[_Job], now: float) -> _Job | None:
+        """Of the drafts people wait for, the one whose document has been quiet longest."""
+        waiting = [j for j in jobs if self._person_waits(j, now)]
+        return min(waiting, key=lambda j: self._edited.get(j.doc, -math.inf), default=None)
+
+    def _preempt_drafting(
+        self, keep: str | None, waited_for: bool = True, paused: bool = False
+    ) -> None:
         """Stop other documents' running drafts at their next forward and queue them again.
 
         A draft a trigger waits for goes back among the urgent jobs, its trigger with it;
-        without `waited_for` such drafts go on (the new trigger's draft joins them).
+        without `waited_for` such drafts go on (the new trigger's draft joins them), and
+        with `paused` so do paused documents' drafts.
         """
+        now = time.monotonic()
         for running in self._running:
             if running.kind != "draft" or running.doc == keep:
                 continue
-            if running.waiters and not waited_for:
+            if (running.waiters and not waited_for) or (paused and self._paused(running, now)):
                 continue
             self._requeue(running)
 
@@ -445,11 +485,21 @@ class Worker:
             self._done(job, outcome)
 
     def _next(self) -> _Job:
-        """The next urgent job, else the oldest pending draft (others join it: `_joining`)."""
+        """The next job (others may join it: `_joining`): urgent jobs in order, but among
+        drafts the one a person has waited for longest (`_leader`) goes first; else the
+        oldest pending draft."""
         with self._cond:
             while not self._urgent and not self._drafts:
                 self._cond.wait()
-            if self._urgent:
+            head = self._urgent[0] if self._urgent else None
+            drafts = [j for j in self._urgent if j.kind == "draft"]
+            leader = None
+            if head is None or head.kind == "draft":
+                leader = self._leader([*drafts, *self._drafts.values()], time.monotonic())
+            if leader is not None:
+                self._take(leader)
+                job = leader
+            elif head is not None:
                 job = self._urgent.popleft()
             else:
                 job = self._drafts.pop(next(iter(self._drafts)))
@@ -508,25 +558,34 @@ class Worker:
     def _joining(self) -> list[_Job]:
         """Drafts that join the running ones at the next step (continuous batching).
 
-        Drafts triggers wait for come first; the others only while no trigger waits. None
-        while a job that needs the engine alone is queued: the running drafts end, it runs.
+        While a person waits (`_person_waits`), the draft they have waited for longest
+        (`_leader`) runs alone: on a CPU a forward over two sequences costs nearly two, and the
+        drafts of documents still being typed are made stale by the next word. Otherwise drafts
+        triggers wait for come first, the others only while no trigger waits. None while a job
+        that needs the engine alone is queued: the running drafts end, it runs.
         """
         with self._cond:
             if any(j.kind not in ("draft", "close") for j in self._urgent):
                 return []
             now = time.monotonic()
-            overdue = any(j.overdue(now) for j in [*self._running, *self._urgent])
-            for job in self._running if overdue else []:
-                if not job.overdue(now):
-                    self._requeue(job)  # the machine goes to the triggers that waited
+            urgent = [j for j in self._urgent if j.kind == "draft"]
+            going_on = [j for j in self._running if not j.stopping]
+            leader = self._leader([*going_on, *urgent, *self._drafts.values()], now)
             closing = {j.doc for j in self._urgent if j.kind == "close"}
             busy = {j.doc for j in self._running} | closing
+            if leader is not None:
+                for job in self._running:
+                    if job is not leader:
+                        self._requeue(job)  # the machine goes to the person who waited longest
+                if any(j is leader for j in self._running) or leader.doc in busy:
+                    return []  # it runs already, or joins once its document's old work ends
+                self._take(leader)
+                self._running.append(leader)
+                return [leader]
             room = self._batch_limit() - len(self._running)
             joining: list[_Job] = []
-            for job in list(self._urgent):
-                if overdue and not job.overdue(now):
-                    continue
-                if len(joining) < room and job.kind == "draft" and job.doc not in busy:
+            for job in urgent:
+                if len(joining) < room and job.doc not in busy:
                     self._urgent.remove(job)
                     joining.append(job)
                     busy.add(job.doc)
@@ -538,6 +597,13 @@ class Worker:
                     joining.append(self._drafts.pop(doc))
             self._running.extend(joining)
             return joining
+
+    def _take(self, job: _Job) -> None:
+        """Remove a job from the urgent queue or the pending drafts, wherever it waits."""
+        if any(j is job for j in self._urgent):
+            self._urgent.remove(job)
+        elif self._drafts.get(job.doc) is job:
+            del self._drafts[job.doc]
 
     def _open_session(self, engine: Engine, doc: str) -> None:
         if doc not in self._open:

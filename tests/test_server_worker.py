@@ -16,7 +16,7 @@ from inference.api import Completion, Cost, ForwardCounter, Request
 from inference.config import EngineConfig
 from inference.engine.engine import Update
 from inference.errors import ContextOverflowError, ModelNotFoundError, Superseded
-from lsp_server.worker import OVERDUE_S, DraftEvent, Worker
+from lsp_server.worker import OVERDUE_S, PAUSED_S, DraftEvent, Worker
 
 FORWARDS_PER_ANSWER = 3
 
@@ -331,6 +331,8 @@ async def test_an_engine_that_batches_runs_several_documents_drafts_together(har
 async def test_triggers_drafts_run_together_and_each_answers_when_its_own_ends(harness):
     await harness.worker.load(EngineConfig(model="batching"))
     harness.engine.gate.clear()
+    for doc in "abc":  # all three are being typed
+        harness.worker.edited(doc)
     harness.worker.draft("a", request("a1"), 1)
     await harness.wait_in_forward()
     harness.worker.draft("b", request("b1"), 1)
@@ -506,12 +508,15 @@ async def test_a_typing_trigger_leaves_the_draft_another_trigger_waits_for_runni
 async def test_while_a_trigger_waits_long_drafts_for_typing_do_not_run_beside_it(harness):
     await harness.worker.load(EngineConfig(model="batching"))
     harness.engine.gate.clear()
+    harness.worker.edited("b")
     harness.worker.draft("b", request("b1"), 1)
     stale = harness.worker.when_drafted("b", request("b1"))  # b is being typed in VS Code
     await harness.wait_in_forward()
+    harness.worker.edited("a")
     harness.worker.draft("a", request("a1"), 1)
     paused = harness.worker.when_drafted("a", request("a1"))  # a's typist paused: the trigger
     await asyncio.sleep(OVERDUE_S + 0.05)
+    harness.worker.edited("b")
     harness.worker.draft("b", request("b2"), 2)  # b's next keystroke, and its request
     typing = harness.worker.when_drafted("b", request("b2"))
     harness.engine.gate.set()
@@ -520,3 +525,54 @@ async def test_while_a_trigger_waits_long_drafts_for_typing_do_not_run_beside_it
     assert harness.engine.joined == [["a"], ["b"]]  # b2 waited until a's trigger was answered
     with pytest.raises(Superseded):
         await stale
+
+
+async def test_a_paused_documents_draft_goes_before_the_drafts_of_documents_being_typed(harness):
+    await harness.worker.load(EngineConfig(model="batching"))
+    harness.engine.gate.clear()
+    harness.worker.edited("b")
+    harness.worker.draft("b", request("b1"), 1)
+    await harness.wait_in_forward()
+    harness.worker.edited("a")
+    harness.worker.draft("a", request("a1"), 1)  # a's last word; then its typist pauses
+    await asyncio.sleep(PAUSED_S + 0.05)
+    harness.worker.edited("b")
+    harness.worker.draft("b", request("b2"), 2)  # b's typist types on
+    harness.engine.gate.set()
+
+    assert (await harness.event("a", "verified", 1)).completion.text == "A1"
+    assert (await harness.event("b", "verified", 2)).completion.text == "B2"
+    assert harness.engine.joined == [["a"], ["b"]]  # b2 waited until a's draft was done
+
+
+async def test_an_editors_request_while_typing_does_not_stop_a_paused_documents_draft(harness):
+    harness.engine.gate.clear()
+    harness.worker.edited("a")
+    harness.worker.draft("a", request("a1"), 1)
+    await harness.wait_in_forward()
+    await asyncio.sleep(PAUSED_S + 0.05)  # a's typist paused: its trigger may come any moment
+    harness.worker.edited("b")
+    harness.worker.draft("b", request("b1"), 1)
+    typing = harness.worker.when_drafted("b", request("b1"))  # VS Code's request while typing
+    harness.engine.gate.set()
+
+    assert (await harness.event("a", "verified", 1)).completion.text == "A1"
+    assert (await typing).text == "B1"
+    assert [c[1] for c in harness.engine.calls] == ["a", "b"]  # a was not stopped for b
+    assert harness.worker.stats()["superseded"] == 0
+
+
+async def test_an_editors_request_while_typing_stops_the_draft_of_a_document_being_typed(harness):
+    harness.engine.gate.clear()
+    harness.worker.edited("a")
+    harness.worker.draft("a", request("a1"), 1)
+    await harness.wait_in_forward()
+    harness.worker.edited("a")  # a is still being typed
+    harness.worker.edited("b")
+    harness.worker.draft("b", request("b1"), 1)
+    typing = harness.worker.when_drafted("b", request("b1"))
+    harness.engine.gate.set()
+
+    assert (await typing).text == "B1"
+    assert (await harness.event("a", "verified", 1)).completion.text == "A1"
+    assert [c[1] for c in harness.engine.calls] == ["a", "b", "a"]  # a yielded, then resumed
