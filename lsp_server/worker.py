@@ -25,7 +25,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
-import math
 import threading
 import time
 from collections import Counter, deque
@@ -300,7 +299,7 @@ class Worker:
         The draft is the work the trigger needs: it goes on undisturbed (a pending one moves
         ahead of everything else), other documents' drafting yields, and the trigger gets its
         completion. Paused documents' drafts yield only to a person (an `invoked` trigger, or
-        one after its document was quiet `OVERDUE_S`), not to an editor's request while typing.
+        one after its document was quiet `PAUSED_S`), not to an editor's request while typing.
         A trigger that stops waiting leaves the draft running as drafting.
         """
         running = [j for j in self._running if j.kind == "draft" and j.doc == doc]
@@ -365,9 +364,9 @@ class Worker:
             for _, future in self._expected.pop(key, []):
                 self._settle(future, error=error)
 
-    def _queued_drafts(self, doc: str) -> list[_Job]:
-        """Drafts of `doc` moved ahead among the urgent jobs for a trigger."""
-        return [j for j in self._urgent if j.kind == "draft" and j.doc == doc]
+    def _queued_drafts(self, doc: str | None = None) -> list[_Job]:
+        """Drafts moved ahead among the urgent jobs for a trigger: of `doc`, or of any document."""
+        return [j for j in self._urgent if j.kind == "draft" and doc in (None, j.doc)]
 
     def _drop_queued_drafts(self, doc: str) -> None:
         """Drafts of `doc` moved ahead for a trigger are stale once newer text arrives."""
@@ -405,7 +404,7 @@ class Worker:
     def _leader(self, jobs: list[_Job], now: float) -> _Job | None:
         """Of the drafts people wait for, the one whose document has been quiet longest."""
         waiting = [j for j in jobs if self._person_waits(j, now)]
-        return min(waiting, key=lambda j: self._edited.get(j.doc, -math.inf), default=None)
+        return max(waiting, key=lambda j: self._quiet(j.doc, now), default=None)
 
     def _preempt_drafting(
         self, keep: str | None, waited_for: bool = True, paused: bool = False
@@ -492,10 +491,10 @@ class Worker:
             while not self._urgent and not self._drafts:
                 self._cond.wait()
             head = self._urgent[0] if self._urgent else None
-            drafts = [j for j in self._urgent if j.kind == "draft"]
             leader = None
             if head is None or head.kind == "draft":
-                leader = self._leader([*drafts, *self._drafts.values()], time.monotonic())
+                queued = [*self._queued_drafts(), *self._drafts.values()]
+                leader = self._leader(queued, time.monotonic())
             if leader is not None:
                 self._take(leader)
                 job = leader
@@ -568,7 +567,7 @@ class Worker:
             if any(j.kind not in ("draft", "close") for j in self._urgent):
                 return []
             now = time.monotonic()
-            urgent = [j for j in self._urgent if j.kind == "draft"]
+            urgent = self._queued_drafts()
             going_on = [j for j in self._running if not j.stopping]
             leader = self._leader([*going_on, *urgent, *self._drafts.values()], now)
             closing = {j.doc for j in self._urgent if j.kind == "close"}
