@@ -52,8 +52,8 @@ class Drafting(UsesContext):
             return
         point, first_start = convert.edit_point(document, changes)
         doc.edited(len(document.source), first_start)
-        self.worker().edited(uri)
         spec = doc.find(document.source, point, *self._window())
+        self.worker().edited(uri, written=spec is not None and spec.written_at(point))
         if spec is not None:
             self._draft(doc, document, spec, convert.ends_a_word(changes))
 

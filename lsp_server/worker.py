@@ -11,10 +11,11 @@ them at the next step instead of waiting for the batch to end.
 
 A person waiting goes first: a trigger that has waited `OVERDUE_S` (an editor's request while
 typing is cancelled by the next keystroke sooner), and the draft of a document whose typist
-paused (`PAUSED_S` without an edit: its trigger may come any moment). The one whose document
-has been quiet longest runs alone until it is done; the drafts of documents still being
-typed, which the next word makes stale, stop and wait, and an editor's request while typing
-does not stop a paused document's draft.
+paused (`PAUSED_S` without an edit) or has written the spec (closed it, or moved past it to
+the body): its trigger may come any moment. Of those, a written spec goes before a pause, and
+the one written (or quiet) longest runs alone until it is done; the drafts of documents still
+being typed, which the next word makes stale, stop and wait, and an editor's request while
+typing does not stop a paused document's draft.
 
 Every job carries a ticket from one counter; the engine's `supersede(doc, ticket)` makes
 work with an older ticket stop. Results cross back with `loop.call_soon_threadsafe`.
@@ -113,6 +114,7 @@ class Worker:
         # automatic triggers waiting for a draft of their request that is not submitted yet
         self._expected: dict[str, list[tuple[Request, asyncio.Future[Any]]]] = {}
         self._edited: dict[str, float] = {}  # the last edit of each document (time.monotonic)
+        self._written: dict[str, float] = {}  # since when a document's spec has been written
         self.config: EngineConfig | None = None
         self._thread = threading.Thread(target=self._run, name="prewrite-engine", daemon=True)
         self._thread.start()
@@ -165,10 +167,15 @@ class Worker:
             self._loading += 1
         return self._urgent_job(_Job("load", 0, config=config, future=self._loop.create_future()))
 
-    def edited(self, doc: str) -> None:
-        """The document was just edited: its typist is typing (see `PAUSED_S`)."""
+    def edited(self, doc: str, written: bool = False) -> None:
+        """The document was just edited: its typist is typing (see `PAUSED_S`), or, when
+        `written`, has finished its spec (closed it, or moved on past it): its answer is next."""
         with self._cond:
-            self._edited[doc] = time.monotonic()
+            now = self._edited[doc] = time.monotonic()
+            if written:
+                self._written.setdefault(doc, now)
+            else:
+                self._written.pop(doc, None)
 
     def draft(self, doc: str, request: Request, tag: Any, min_forwards: int = 0) -> None:
         """Bring the document's draft up to `request`, replacing any draft still pending.
@@ -257,6 +264,7 @@ class Worker:
                 self._counts["dropped"] += 1
             self._verified.pop(doc, None)
             self._edited.pop(doc, None)
+            self._written.pop(doc, None)
             self._drop_queued_drafts(doc)
             self._fail_expected(Superseded("the document was closed"), doc)
             self._supersede(doc, next(self._tickets))
@@ -299,7 +307,7 @@ class Worker:
         The draft is the work the trigger needs: it goes on undisturbed (a pending one moves
         ahead of everything else), other documents' drafting yields, and the trigger gets its
         completion. Paused documents' drafts yield only to a person (an `invoked` trigger, or
-        one after its document was quiet `PAUSED_S`), not to an editor's request while typing.
+        one whose document is at rest: `_at_rest`), not to an editor's request while typing.
         A trigger that stops waiting leaves the draft running as drafting.
         """
         running = [j for j in self._running if j.kind == "draft" and j.doc == doc]
@@ -314,7 +322,7 @@ class Worker:
         if not job.waiters:
             job.waited_since = time.monotonic()
         job.waiters.append(future)
-        person = invoked or self._quiet(doc, time.monotonic()) >= PAUSED_S
+        person = invoked or self._at_rest(doc, time.monotonic())
         self._preempt_drafting(doc, waited_for=False, paused=not person)
         future.add_done_callback(lambda f: self._detach(job, f))
         return True
@@ -391,20 +399,30 @@ class Worker:
         edited = self._edited.get(doc)
         return float("inf") if edited is None else now - edited
 
+    def _at_rest(self, doc: str, now: float) -> bool:
+        """True when the document's typist has written its spec or paused (`PAUSED_S`)."""
+        return doc in self._written or self._quiet(doc, now) >= PAUSED_S
+
     def _paused(self, job: _Job, now: float) -> bool:
-        """True for the draft of a document whose typist paused (`PAUSED_S` without an edit)."""
-        return job.kind == "draft" and self._quiet(job.doc, now) >= PAUSED_S
+        """True for the draft of a document whose typist is at rest (`_at_rest`)."""
+        return job.kind == "draft" and self._at_rest(job.doc, now)
 
     def _person_waits(self, job: _Job, now: float) -> bool:
         """True when a person waits for this draft, or will any moment: a trigger that waited
-        `OVERDUE_S`, or the draft of a paused document (a trigger after the pause is one)."""
+        `OVERDUE_S`, or the draft of a document at rest (a trigger after the pause is one)."""
         overdue = bool(job.waiters) and now - job.waited_since >= OVERDUE_S
         return overdue or self._paused(job, now)
 
     def _leader(self, jobs: list[_Job], now: float) -> _Job | None:
-        """Of the drafts people wait for, the one whose document has been quiet longest."""
+        """Of the drafts people wait for, the one whose spec was written first, else the one
+        whose document has been quiet longest."""
         waiting = [j for j in jobs if self._person_waits(j, now)]
-        return max(waiting, key=lambda j: self._quiet(j.doc, now), default=None)
+        return max(waiting, key=lambda j: self._precedence(j.doc, now), default=None)
+
+    def _precedence(self, doc: str, now: float) -> tuple[bool, float]:
+        """How long the document has been written (those go first), else quiet."""
+        written = self._written.get(doc)
+        return (True, now - written) if written is not None else (False, self._quiet(doc, now))
 
     def _preempt_drafting(
         self, keep: str | None, waited_for: bool = True, paused: bool = False

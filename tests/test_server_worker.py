@@ -576,3 +576,39 @@ async def test_an_editors_request_while_typing_stops_the_draft_of_a_document_bei
     assert (await typing).text == "B1"
     assert (await harness.event("a", "verified", 1)).completion.text == "A1"
     assert [c[1] for c in harness.engine.calls] == ["a", "b", "a"]  # a yielded, then resumed
+
+
+async def test_a_written_spec_goes_first_at_once_before_a_paused_documents_draft(harness):
+    await harness.worker.load(EngineConfig(model="batching"))
+    harness.engine.gate.clear()
+    harness.worker.edited("b")
+    harness.worker.draft("b", request("b1"), 1)
+    await harness.wait_in_forward()
+    harness.worker.edited("a")
+    harness.worker.draft("a", request("a1"), 1)  # a's typist pauses mid-docstring
+    await asyncio.sleep(PAUSED_S + 0.05)
+    harness.worker.edited("c", written=True)  # c's typist has just closed the docstring
+    harness.worker.draft("c", request("c1"), 1)
+    harness.worker.edited("b")
+    harness.worker.draft("b", request("b2"), 2)  # b's typist types on
+    harness.engine.gate.set()
+
+    for doc, tag in (("c", 1), ("a", 1), ("b", 2)):
+        assert (await harness.event(doc, "verified", tag)).completion.text == f"{doc}{tag}".upper()
+    assert harness.engine.joined == [["c"], ["a"], ["b"]]  # c at once, though a was quieter
+
+
+async def test_editing_a_written_spec_again_makes_it_a_spec_being_typed(harness):
+    harness.engine.gate.clear()
+    harness.worker.edited("a", written=True)  # the closing quotes
+    harness.worker.edited("a")  # back into the docstring: typing again
+    harness.worker.draft("a", request("a1"), 1)
+    await harness.wait_in_forward()
+    harness.worker.edited("b")
+    harness.worker.draft("b", request("b1"), 1)
+    typing = harness.worker.when_drafted("b", request("b1"))  # VS Code's request while typing
+    harness.engine.gate.set()
+
+    assert (await typing).text == "B1"
+    assert (await harness.event("a", "verified", 1)).completion.text == "A1"
+    assert [c[1] for c in harness.engine.calls] == ["a", "b", "a"]  # a yielded like any typing

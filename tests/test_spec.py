@@ -365,3 +365,23 @@ def test_in_the_empty_body_under_a_comment_the_answer_replaces_the_indentation()
     answer = "  return [(a[0] + b[0]) / 2, (a[1] + b[1]) / 2];\n"
     start = text.rindex("\n", 0, cursor) + 1
     assert answer_edit(text, spec, cursor, answer) == Edit(start, cursor, answer.rstrip("\n"))
+
+
+@pytest.mark.parametrize(
+    ("text", "written"),
+    [
+        (f"{HEAD}", False),  # still typing the docstring
+        (f'{HEAD}\n    ""', False),  # two of the closing quotes
+        (f'{HEAD}\n    """', True),  # the closing quotes typed
+        (f'{HEAD}\n    """\n    ', True),  # on the first body line
+        ('def double(x: int) -> int:\n    """Return x doubled.‸"""', False),  # auto-closed
+        ('def double(x: int) -> int:\n    """Return x doubled."""\n    ‸', True),
+        ("def double(x: int) -> int:\n    # Return x doubled.", False),  # a comment being typed
+        ("def double(x: int) -> int:\n    # Return x doubled.\n    ", True),
+    ],
+)
+def test_a_spec_is_written_once_it_is_closed_and_the_user_is_past_it(text, written):
+    cursor = text.index(CURSOR) if CURSOR in text else len(text)
+    text = text.replace(CURSOR, "")
+    spec = find_spec(text, cursor, "python")
+    assert spec is not None and spec.written_at(cursor) == written

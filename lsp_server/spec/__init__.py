@@ -54,6 +54,13 @@ class Spec:
     closing: str  # what the document lacks to close the spec ('' when it is closed)
     request: Request
 
+    def written_at(self, point: int | None) -> bool:
+        """True when the spec is closed and the editing `point` is past it: the user has
+        finished writing it (typed the closing quotes, or moved on to the body)."""
+        if self.closing or point is None:
+            return False
+        return point > self.end or (point == self.end and self.kind == "docstring")
+
 
 @dataclass(frozen=True)
 class Edit:
