@@ -527,7 +527,8 @@ async def test_while_a_trigger_waits_long_drafts_for_typing_do_not_run_beside_it
         await stale
 
 
-async def test_a_paused_documents_draft_goes_before_the_drafts_of_documents_being_typed(harness):
+async def draft_b_while_a_pauses(harness: Harness) -> None:
+    """b's draft runs (held at the gate) while a's typist types a word and then pauses."""
     await harness.worker.load(EngineConfig(model="batching"))
     harness.engine.gate.clear()
     harness.worker.edited("b")
@@ -536,6 +537,10 @@ async def test_a_paused_documents_draft_goes_before_the_drafts_of_documents_bein
     harness.worker.edited("a")
     harness.worker.draft("a", request("a1"), 1)  # a's last word; then its typist pauses
     await asyncio.sleep(PAUSED_S + 0.05)
+
+
+async def test_a_paused_documents_draft_goes_before_the_drafts_of_documents_being_typed(harness):
+    await draft_b_while_a_pauses(harness)
     harness.worker.edited("b")
     harness.worker.draft("b", request("b2"), 2)  # b's typist types on
     harness.engine.gate.set()
@@ -579,14 +584,7 @@ async def test_an_editors_request_while_typing_stops_the_draft_of_a_document_bei
 
 
 async def test_a_written_spec_goes_first_at_once_before_a_paused_documents_draft(harness):
-    await harness.worker.load(EngineConfig(model="batching"))
-    harness.engine.gate.clear()
-    harness.worker.edited("b")
-    harness.worker.draft("b", request("b1"), 1)
-    await harness.wait_in_forward()
-    harness.worker.edited("a")
-    harness.worker.draft("a", request("a1"), 1)  # a's typist pauses mid-docstring
-    await asyncio.sleep(PAUSED_S + 0.05)
+    await draft_b_while_a_pauses(harness)
     harness.worker.edited("c", written=True)  # c's typist has just closed the docstring
     harness.worker.draft("c", request("c1"), 1)
     harness.worker.edited("b")
