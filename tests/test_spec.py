@@ -378,10 +378,14 @@ def test_in_the_empty_body_under_a_comment_the_answer_replaces_the_indentation()
         ('def double(x: int) -> int:\n    """Return x doubled."""\n    ‸', True),
         ("def double(x: int) -> int:\n    # Return x doubled.", False),  # a comment being typed
         ("def double(x: int) -> int:\n    # Return x doubled.\n    ", True),
+        ("function double(x) {\n  /** Return x doubled.", False),
+        ("function double(x) {\n  /** Return x doubled. */", False),  # Enter comes next
+        ("function double(x) {\n  /** Return x doubled. */\n  ", True),
+        ("function double(x) {\n  // Return x doubled.\n  ", True),
     ],
 )
 def test_a_spec_is_written_once_it_is_closed_and_the_user_is_past_it(text, written):
     cursor = text.index(CURSOR) if CURSOR in text else len(text)
     text = text.replace(CURSOR, "")
-    spec = find_spec(text, cursor, "python")
+    spec = find_spec(text, cursor, "brace" if text.startswith("function") else "python")
     assert spec is not None and spec.written_at(cursor) == written
