@@ -576,10 +576,11 @@ class Worker:
         """Drafts that join the running ones at the next step (continuous batching).
 
         While a person waits (`_person_waits`), the draft they have waited for longest
-        (`_leader`) runs alone: on a CPU a forward over two sequences costs nearly two, and the
-        drafts of documents still being typed are made stale by the next word. Otherwise drafts
-        triggers wait for come first, the others only while no trigger waits. None while a job
-        that needs the engine alone is queued: the running drafts end, it runs.
+        (`_leader`) runs alone: on a CPU a forward over two sequences costs about one and a
+        half (docs/server.md), and the drafts of documents still being typed are made stale by
+        the next word. Otherwise drafts triggers wait for come first, the others only while no
+        trigger waits. None while a job that needs the engine alone is queued: the running
+        drafts end, it runs.
         """
         with self._cond:
             if any(j.kind not in ("draft", "close") for j in self._urgent):
