@@ -197,7 +197,8 @@ class Service:
     # -- commands -----------------------------------------------------------------------------
 
     def stats(self) -> dict[str, Any]:
-        """prewrite.stats: forwards by phase, draft job counts, the last triggers per document."""
+        """prewrite.stats: forwards by phase, engine seconds by job kind, draft job counts, the
+        last triggers per document."""
         worker = self.worker
         return {
             "state": self.state,
@@ -206,6 +207,7 @@ class Service:
             "runtime": dataclasses.asdict(info) if (info := worker.runtime()) else None,
             "settings": self.settings.model_dump(by_alias=True),
             "forwards": {"drafting": 0, "residual": 0, "baseline": 0, **worker.forwards()},
+            "busySeconds": worker.busy(),
             "drafts": worker.stats(),
             "memory": worker.memory(),
             "documents": [

@@ -102,10 +102,13 @@ async def test_two_hundred_fast_changes_end_in_one_consistent_answer(client):
     answer = await inline(client, doc)
 
     assert answer is not None and answer == await plain(client, doc)
-    drafts = (await stats(client))["drafts"]
+    report = await stats(client)
+    drafts = report["drafts"]
     accounted = drafts["processed"] + drafts["superseded"] + drafts["dropped"] + drafts["failed"]
     assert drafts["pending"] == 0 and accounted == drafts["submitted"]
     assert drafts["processed"] < drafts["submitted"]
+    busy = report["busySeconds"]  # the engine's time by job kind: drafting took some
+    assert busy["load"] > 0 and busy["draft"] > 0 and busy["plain"] > 0
 
 
 async def test_two_documents_typed_at_once_are_not_mixed(client):

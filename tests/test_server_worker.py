@@ -259,6 +259,24 @@ async def test_an_engine_failure_is_reported_and_the_next_job_works(harness):
     assert harness.worker.stats()["failed"] == 1
 
 
+async def test_busy_time_counts_each_kind_of_job_while_it_holds_the_engine(harness):
+    held_s = 0.2
+    harness.engine.gate.clear()
+    harness.worker.draft("a", request("a1"), 1)
+    await harness.wait_in_forward()
+    await asyncio.sleep(held_s)
+    running = harness.worker.busy()  # the draft at work counts before it ends
+    assert set(running) == {"load", "draft"} and running["draft"] >= held_s
+    harness.engine.gate.set()
+    await harness.event("a", "verified", 1)
+    drafted = harness.worker.busy()["draft"]
+    assert (await harness.worker.plain(request("x"))).text == "X"
+
+    busy = harness.worker.busy()
+    assert busy["draft"] == drafted  # idle, nothing more is counted
+    assert {"load", "draft", "plain"} <= set(busy) and "finalize" not in busy
+
+
 async def test_a_model_that_fails_to_load_leaves_the_loaded_one_serving(harness):
     with pytest.raises(ModelNotFoundError):
         await harness.worker.load(EngineConfig(model="missing"))
