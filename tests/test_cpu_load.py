@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from inference.runtimes.cpu_load import FreeCores
-from inference.runtimes.machine import describe_cpu, llamacpp_vector
+from inference.runtimes.machine import amx_state, describe_cpu, llamacpp_features, llamacpp_vector
 
 TICKS = 100  # os.sysconf("SC_CLK_TCK") on Linux
 
@@ -81,3 +81,13 @@ def test_llamacpps_widest_vector_instructions_are_read_from_its_system_info():
     assert llamacpp_vector(avx512) == "AVX512"
     assert llamacpp_vector("CPU : NEON = 1 | ARM_FMA = 1 | ") == "NEON"
     assert llamacpp_vector("CPU : SSE3 = 1 | ") == "no vector instructions"
+
+
+def test_llamacpps_amx_kernels_stay_unused_unless_asked_for_where_they_are_built():
+    sapphire = "CPU : AVX512 = 1 | AVX512_VNNI = 1 | AMX_INT8 = 1 | OPENMP = 1 | REPACK = 1 | "
+    assert {"AMX_INT8", "REPACK", "AVX512"} <= llamacpp_features(sapphire)
+    assert "AMX_INT8" not in llamacpp_features("CPU : AVX512 = 1 | AMX_INT8 = 0 | ")
+    assert amx_state(sapphire, "") == "off"
+    assert amx_state(sapphire, "0") == "off"
+    assert amx_state(sapphire, "1") == "on"
+    assert amx_state("CPU : AVX2 = 1 | REPACK = 1 | ", "1") == "absent"

@@ -29,16 +29,11 @@ class LlamaConventional:
     """llama-cpp-python's `Llama` on the engine's GGUF, with the engine's prompts and stop rule."""
 
     def __init__(self, config: EngineConfig):
-        from llama_cpp import Llama
+        from inference.runtimes.llamacpp_runtime import library_llama
 
         self.engine = Engine.load(config.model_copy(update={"runtime": "llamacpp"}))
         gguf = model_files.resolve(config.model).gguf
-        info = self.engine.runtime.info
-        self.llm = Llama(
-            model_path=str(gguf), n_ctx=config.context_size, n_batch=config.batch_size,
-            n_ubatch=config.batch_size, n_threads=info.threads, n_threads_batch=info.threads,
-            flash_attn=True, verbose=False,  # as the engine's context (its default is off)
-        )  # fmt: skip
+        self.llm = library_llama(gguf, config, self.engine.runtime.info.threads)
 
     def answer(self, final: Request, cached: Request | None = None) -> ConventionalAnswer:
         """Time `final`'s answer with `cached`'s prompt in the cache (encoded, not timed)."""

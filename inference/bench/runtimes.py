@@ -125,16 +125,10 @@ def library_decode(
     Returns ms per token (from its first token to its last) and how many prompts gave the
     engine's very tokens.
     """
-    from llama_cpp import Llama
+    from inference.runtimes.llamacpp_runtime import library_llama
 
     config = engine.config
-    files = model_files.resolve(config.model)
-    info = engine.runtime.info
-    llm = Llama(
-        model_path=str(files.gguf), n_ctx=config.context_size, n_batch=config.batch_size,
-        n_ubatch=config.batch_size, n_threads=info.threads, n_threads_batch=info.threads,
-        flash_attn=True, verbose=False,  # as the engine's context (its default is off)
-    )  # fmt: skip
+    llm = library_llama(model_files.resolve(config.model).gguf, config, engine.runtime.info.threads)
     total_ms, steps, agree = 0.0, 0, 0
     try:
         for prompt, answer in zip(prompts, answers, strict=True):

@@ -7,12 +7,18 @@ differed here). Sequence ids are handed out on first use; when they run out, or 
 the least recently used idle sequence is evicted: its cache is dropped and the engine encodes
 its tokens again when it comes back. Logits are computed only for the rows a feed asks for
 (the lm_head over all 150 rows of a verify pass was about 30% of it on a 2-core CPU).
+
+Where llama.cpp was built with its AMX kernels (a native build on a Sapphire Rapids or later
+Xeon), the weights stay in plain CPU buffers: those kernels crashed the process (SIGSEGV in
+`ggml_backend_amx_mul_mat`) on the first forward of more than one token on such a machine here,
+as in llama.cpp issue 20824, closed unfixed. `PREWRITE_LLAMACPP_AMX=1` lets them run.
 """
 
 from __future__ import annotations
 
 import ctypes
 import itertools
+import os
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -25,13 +31,14 @@ from inference.errors import ConfigError, ContextOverflowError, ModelFolderError
 from inference.runtimes import model_files
 from inference.runtimes.base import Feed, ForwardHook, Output, RuntimeInfo, ShapeHints, eos_ids
 from inference.runtimes.cpu_load import FreeCores
-from inference.runtimes.machine import describe_cpu, llamacpp_vector
+from inference.runtimes.machine import amx_state, describe_cpu, llamacpp_vector
 from inference.runtimes.model_files import ModelFiles
 
 if TYPE_CHECKING:
     from inference.config import EngineConfig
     from inference.drafter.drafter import Drafter
 
+AMX_VARIABLE = "PREWRITE_LLAMACPP_AMX"  # "1": let llama.cpp's AMX kernels run (module docstring)
 _NO_SLOT = 1  # llama_decode: no KV cells for the batch; the cache is as it was before the call
 _LOG_LINES: deque[str] = deque(maxlen=40)
 _state: dict[str, Any] = {}  # the library, its log callback (kept alive) and backend init
@@ -57,6 +64,42 @@ def library() -> Any:
     llama_cpp.llama_backend_init()
     _state.update(lib=llama_cpp, log=keep)
     return llama_cpp
+
+
+def system_info() -> str:
+    """llama.cpp's system info: the CPU features it was built for and found."""
+    return str(library().llama_print_system_info().decode(errors="replace"))
+
+
+def amx_use() -> str:
+    """Whether this process lets llama.cpp's AMX kernels run: 'on', 'off' or 'absent'."""
+    return amx_state(system_info(), os.environ.get(AMX_VARIABLE, ""))
+
+
+def library_llama(gguf: Any, config: EngineConfig, threads: int) -> Any:
+    """llama-cpp-python's own `Llama` on `gguf`, set as this runtime's context is (batch, threads,
+    weights kept out of AMX buffers where the runtime keeps them out): the conventional request
+    the benchmarks compare against."""
+    import llama_cpp.llama_cpp as low  # `Llama` takes its model parameters from here
+    from llama_cpp import Llama
+
+    default = low.llama_model_default_params
+    amx = amx_use()
+
+    def params() -> Any:  # `Llama` has no argument for it
+        chosen = default()
+        chosen.use_extra_bufts = amx != "off"
+        return chosen
+
+    low.llama_model_default_params = params
+    try:
+        return Llama(
+            model_path=str(gguf), n_ctx=config.context_size, n_batch=config.batch_size,
+            n_ubatch=config.batch_size, n_threads=threads, n_threads_batch=threads,
+            flash_attn=True, verbose=False,  # as the engine's context (its default is off)
+        )  # fmt: skip
+    finally:
+        low.llama_model_default_params = default
 
 
 def last_log(lines: int = 3) -> str:
@@ -117,6 +160,7 @@ class LlamaCppRuntime:
         self.threads = self.free_cores.cores if self.free_cores else config.threads or 1
         self._threads_now = self.threads
         self.offload = False  # set by _load_model: layers on a GPU
+        self.amx = amx_use()
         self.model = self._load_model(files.gguf, config.device)
         self.vocab_size = int(lib.llama_vocab_n_tokens(lib.llama_model_get_vocab(self.model)))
         self._check_vocabulary()
@@ -150,8 +194,8 @@ class LlamaCppRuntime:
             extra={"context_size": config.context_size, "batch_size": self.batch_size,
                    "sequences": self.sequences, "gguf": str(files.gguf),
                    "threads_by_load": self.free_cores is not None,
-                   **({} if self.offload else {"cpu": describe_cpu(llamacpp_vector(
-                       lib.llama_print_system_info().decode(errors="replace")))})},  # fmt: skip
+                   **({} if self.offload else {"cpu": describe_cpu(llamacpp_vector(system_info())),
+                                               "amx": self.amx})},  # fmt: skip
         )
         if config.adapter:
             self._apply_adapter(config.adapter, files)
@@ -348,6 +392,7 @@ class LlamaCppRuntime:
             )
         self.offload = offload and device != "cpu"
         params.n_gpu_layers = -1 if self.offload else 0
+        params.use_extra_bufts = self.amx != "off"  # AMX is the first extra buffer type taken
         model = lib.llama_model_load_from_file(str(path).encode(), params)
         if not model:
             raise ModelFolderError(

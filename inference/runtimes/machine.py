@@ -34,13 +34,26 @@ def describe_cpu(vector: str | None, read: Callable[[str], str] = _read) -> str:
     return ", ".join(parts)
 
 
-def llamacpp_vector(system_info: str) -> str:
-    """The widest of AVX512 / AVX2 / AVX / NEON that llama.cpp's system info reports on."""
+def llamacpp_features(system_info: str) -> set[str]:
+    """The CPU features llama.cpp's system info reports on ("AVX2", "AMX_INT8", "REPACK", ...)."""
     # "CPU : SSE3 = 1 | AVX = 1 | AVX2 = 1 | ...": the last word before each "= 1"
-    on = {
+    return {
         name.split()[-1]
         for name, _, value in (item.partition("=") for item in system_info.split("|"))
         if name.strip() and value.strip() == "1"
     }
+
+
+def llamacpp_vector(system_info: str) -> str:
+    """The widest of AVX512 / AVX2 / AVX / NEON that llama.cpp's system info reports on."""
+    on = llamacpp_features(system_info)
     return next((n for n in ("AVX512", "AVX2", "AVX", "NEON", "SVE") if n in on),
                 "no vector instructions")  # fmt: skip
+
+
+def amx_state(system_info: str, variable: str) -> str:
+    """Whether llama.cpp's AMX kernels run: 'on', 'off' (built, kept out of use unless
+    `variable` is "1": llamacpp_runtime.py says why) or 'absent' (not built)."""
+    if "AMX_INT8" not in llamacpp_features(system_info):
+        return "absent"
+    return "on" if variable.strip() == "1" else "off"
