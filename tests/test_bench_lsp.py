@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from lsp_server.benchlsp.report import format_table, summarize
+from lsp_server.benchlsp.run import SessionResult
 from lsp_server.benchlsp.sessions import default_sessions, read_sessions, write_sessions
 from lsp_server.benchlsp.typist import QUOTES, Typist
 from lsp_server.errors import ServerError
@@ -70,6 +72,24 @@ def test_sessions_round_trip_through_jsonl_and_bad_files_are_clear(tmp_path: Pat
         read_sessions(tmp_path / "empty.jsonl")
 
 
+def test_the_engine_busy_share_is_over_each_typists_window_or_the_shared_one():
+    def result(typists: int, busy_s: float, window_s: float) -> SessionResult:
+        return SessionResult(
+            name="s", cps=12, pause_ms=1000, typists=typists, autoclose=False, keystrokes=1,
+            typing_s=1.0, trigger_ms=1.0, answer="", residual_forwards=0, from_draft=True,
+            drafting_forwards=None, conventional_ms=1.0, conventional_answer="", identical=True,
+            engine_busy_s=busy_s, window_s=window_s,
+        )  # fmt: skip
+
+    alone = [result(1, 1.0, 4.0), result(1, 3.0, 4.0)]
+    together = [result(4, 6.0, 8.0)] * 4  # four typists, one window over all of them
+    unmeasured = [result(8, 0.0, 0.0)]
+    rows = summarize([*alone, *together, *unmeasured])
+    assert [row["engine_busy_share"] for row in rows] == [0.5, 0.75, None]
+    table = format_table(rows, "torch")
+    assert table.splitlines()[3].endswith("| 50% |") and table.splitlines()[-1].endswith("| - |")
+
+
 @pytest.mark.real_model
 def test_bench_lsp_times_typed_sessions_against_both_conventional_requests(
     real_model_name: str, tmp_path: Path
@@ -96,6 +116,11 @@ def test_bench_lsp_times_typed_sessions_against_both_conventional_requests(
         assert session["extra"]["llamacpp_ms"] > 0
     alone = [s for s in data["sessions"] if s["typists"] == 1]
     assert all(s["drafting_forwards"] > 0 for s in alone)
+    assert all(0 < s["engine_busy_s"] <= s["window_s"] for s in alone)
+    together = [s for s in data["sessions"] if s["typists"] == 2]
+    assert len({(s["engine_busy_s"], s["window_s"]) for s in together}) == 1  # one window
+    assert all(0 < row["engine_busy_share"] <= 1 for row in data["summary"])
+    assert "engine busy while typing" in done.stdout
     assert data["runtime"]["kind"] in ("torch", "llamacpp")
     assert "cores" in data["runtime"]["extra"]["cpu"]  # figures name the CPU they were got on
     assert (tmp_path / "out" / "bench-lsp-cdf.png").read_bytes()[:4] == b"\x89PNG"

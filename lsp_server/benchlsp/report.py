@@ -39,6 +39,7 @@ def summarize(results: Sequence[SessionResult]) -> list[dict[str, Any]]:
             "identical_rate": sum(r.identical for r in group) / len(group),
             "drafting_forwards_per_session": statistics.mean(drafting) if drafting else None,
             "typing_requests_per_session": statistics.mean(r.typing_requests for r in group),
+            "engine_busy_share": _busy_share(group),
         }  # fmt: skip
         if llama:
             row.update(_quantiles("llamacpp", llama))
@@ -57,9 +58,9 @@ def format_table(summary: Sequence[dict[str, Any]], runtime: str) -> str:
     head = (
         "| cps | pause | typists | streaming p50 / p90 / p95 ms | zero-forward | identical | "
         "server conventional p50 / p95 | llama.cpp conventional p50 / p95 | x vs llama.cpp | "
-        "drafting fw/session |"
+        "drafting fw/session | engine busy while typing |"
     )
-    lines = [f"runtime: {runtime}", head, "|" + "---|" * 10]
+    lines = [f"runtime: {runtime}", head, "|" + "---|" * 11]
     for row in summary:
         llama = (
             f"{row['llamacpp_p50_ms']:.0f} / {row['llamacpp_p95_ms']:.0f}"
@@ -74,7 +75,8 @@ def format_table(summary: Sequence[dict[str, Any]], runtime: str) -> str:
             f"{row['trigger_p95_ms']:.0f} | {100 * row['zero_forward_rate']:.0f}% | "
             f"{100 * row['identical_rate']:.0f}% | {row['conventional_p50_ms']:.0f} / "
             f"{row['conventional_p95_ms']:.0f} | {llama} | {ratio} | "
-            f"{'-' if drafting is None else f'{drafting:.0f}'} |"
+            f"{'-' if drafting is None else f'{drafting:.0f}'} | "
+            f"{_percent(row['engine_busy_share'])} |"
         )
     return "\n".join(lines)
 
@@ -126,6 +128,18 @@ def _cdf(axes: Any, values: list[float], label: str, style: str) -> None:
     ordered = sorted(max(v, 0.01) for v in values)
     shares = [(i + 1) / len(ordered) for i in range(len(ordered))]
     axes.step(ordered, shares, where="post", linestyle=style, label=label)
+
+
+def _busy_share(group: Sequence[SessionResult]) -> float | None:
+    """The engine's share of the wall clock while the group typed (None: not measured)."""
+    several = group[0].typists > 1  # the typists shared one window: each result holds it
+    pairs = [(r.engine_busy_s, r.window_s) for r in (group[:1] if several else group)]
+    wall = sum(w for _, w in pairs)
+    return sum(b for b, _ in pairs) / wall if wall > 0 else None
+
+
+def _percent(share: float | None) -> str:
+    return "-" if share is None else f"{100 * share:.0f}%"
 
 
 def _quantiles(name: str, values: Sequence[float]) -> dict[str, float]:

@@ -10,6 +10,9 @@ does; `neovim` (our plugin's default) asks only at the trigger. `typists` sessio
 each in its own document; their conventional requests wait until every session has had its
 trigger and then run one at a time, so that no typist's trigger waits behind another's
 measurement (a conventional request is a whole decode, seconds on a CPU, that no user sends).
+How much of the machine the server's work took while they typed (`engine_busy_s` over
+`window_s`) shows whether a latency is the scheduler's or the compute's: a share near one means
+the machine could not have done more.
 """
 
 from __future__ import annotations
@@ -76,6 +79,10 @@ class SessionResult:
     cursor: int = 0
     warm_text: str = ""  # the document one keystroke before the end of the docstring
     warm_cursor: int = 0
+    # the engine's seconds on drafts and triggers, and the wall seconds they fell in: one typist,
+    # from the document's opening to its answer; several, the whole typing phase (the same for all)
+    engine_busy_s: float = 0.0
+    window_s: float = 0.0
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -101,7 +108,12 @@ async def run_sessions(
             else:
                 deferred.append((uri, results[index]))
 
+    began = await _Busy.read(editor)
     await asyncio.gather(*(typist(w) for w in range(options.typists)))
+    if deferred:  # several typists: one window over the typing of them all
+        busy_s, window_s = (await _Busy.read(editor)).since(began)
+        for _, result in deferred:
+            result.engine_busy_s, result.window_s = busy_s, window_s
     for uri, result in deferred:
         await _conventional(editor, uri, result)
     return [results[i] for i in sorted(results)]
@@ -114,25 +126,28 @@ async def _session(
     client = editor.client
     uri = f"file:///prewrite-bench-lsp/{index:03d}-{session.name.replace('/', '-')}.py"
     client.text_document_did_open(open_params(uri, typing.initial))
-    before = await _drafting_forwards(editor) if options.typists == 1 else None
+    before = await _Busy.read(editor)
     requests = _TypingRequests(editor, uri, options)
     typing_s = await _type(editor, uri, typing, requests)
     await asyncio.sleep(options.pause_ms / 1000)
     requests.cancel()
     cursor = position_of(typing.final, typing.body_offset)
     trigger_ms, answer = await editor.timed(INLINE, uri, cursor, invoked=False)
-    stats = await editor.stats()
-    trigger = last_trigger(stats, uri)
+    after = await _Busy.read(editor)
+    trigger = last_trigger(after.stats, uri)
+    alone = options.typists == 1  # else the counters are shared: `run_sessions` sets the window
+    busy_s, window_s = after.since(before) if alone else (0.0, 0.0)
     return uri, SessionResult(
         name=session.name, cps=options.cps, pause_ms=options.pause_ms, typists=options.typists,
         autoclose=index % 2 == 1, keystrokes=len(typing.keystrokes), typing_s=round(typing_s, 3),
         trigger_ms=round(trigger_ms, 3), answer=answer,
         residual_forwards=int(trigger.get("residualForwards", -1)),
         from_draft=bool(trigger.get("fromDraft", False)),
-        drafting_forwards=None if before is None else _phase(stats, "drafting") - before,
+        drafting_forwards=after.drafting - before.drafting if alone else None,
         conventional_ms=0.0, conventional_answer="", identical=False,  # `_conventional`
         typing_requests=requests.sent, final_text=typing.final,
         cursor=typing.body_offset, warm_text=typing.warm, warm_cursor=typing.warm_cursor,
+        engine_busy_s=busy_s, window_s=window_s,
     )  # fmt: skip
 
 
@@ -210,11 +225,23 @@ class _TypingRequests:
             self.in_flight = None
 
 
-async def _drafting_forwards(editor: Editor) -> int:
-    return _phase(await editor.stats(), "drafting")
+@dataclass(frozen=True)
+class _Busy:
+    """The server's counters at one moment: engine seconds on typing's work, drafting forwards."""
 
+    stats: Any
+    at: float  # time.perf_counter() when the stats came
+    engine_s: float
+    drafting: int
 
-def _phase(stats: Any, phase: str) -> int:
-    return int(stats.get("forwards", {}).get(phase, 0))
+    @classmethod
+    async def read(cls, editor: Editor) -> _Busy:
+        stats = await editor.stats()
+        busy = stats.get("busySeconds", {})
+        engine_s = float(busy.get("draft", 0.0)) + float(busy.get("finalize", 0.0))
+        drafting = int(stats.get("forwards", {}).get("drafting", 0))
+        return cls(stats, time.perf_counter(), engine_s, drafting)
 
-
+    def since(self, earlier: _Busy) -> tuple[float, float]:
+        """(engine seconds, wall seconds) from `earlier` to this moment."""
+        return round(self.engine_s - earlier.engine_s, 3), round(self.at - earlier.at, 3)
