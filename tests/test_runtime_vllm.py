@@ -56,8 +56,10 @@ def vllm(real_model_name) -> Iterator[VllmServer]:
 
 
 def engine_on(url: str, **settings: Any) -> Engine:
+    # vLLM on one CPU thread in float32: a request of the first test took over the default 30 s
+    # on a busy 2-core machine (an AMX Xeon about twice as slow as the EPYCs), as in the LSP test
     values = {"model": MODEL, "runtime": "vllm", "vllm_url": url, "prompt_format": "chat",
-              "max_tokens": 64, **settings}  # fmt: skip
+              "max_tokens": 64, "vllm_timeout_s": 120, **settings}  # fmt: skip
     return Engine.load(EngineConfig(**values))
 
 

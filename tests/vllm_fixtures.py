@@ -88,6 +88,19 @@ class VllmServer:
                 command, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True
             )
         self._wait_healthy()
+        self._warm_up()
+
+    def _warm_up(self) -> None:
+        """One token of one completion: vLLM's first request pays its warm-up (about 12 s on a
+        2-core machine), which no test should time."""
+        body = {"model": self.served_name, "prompt": [1, 2, 3], "max_tokens": 1}
+        try:
+            url = f"{self.url}/v1/completions"
+            httpx.post(url, json=body, timeout=START_TIMEOUT_S).raise_for_status()
+        except httpx.HTTPError as exc:
+            tail = self.log_tail()
+            self.stop()
+            raise RuntimeError(f"vLLM's first completion failed ({exc}):\n{tail}") from exc
 
     def _wait_healthy(self) -> None:
         deadline = time.monotonic() + START_TIMEOUT_S
