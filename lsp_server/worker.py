@@ -28,7 +28,7 @@ import contextlib
 import itertools
 import threading
 import time
-from collections import Counter, deque
+from collections import Counter, defaultdict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
@@ -107,7 +107,7 @@ class Worker:
         self._running: list[_Job] = []  # one urgent job, or the drafts running together
         self._tickets = itertools.count(1)
         self._counts: Counter[str] = Counter()
-        self._busy: dict[str, float] = {}  # seconds the engine thread worked, by job kind
+        self._busy: defaultdict[str, float] = defaultdict(float)  # engine seconds by job kind
         self._working: tuple[str, float] | None = None  # the job kind at work, since when
         self._loading = 0
         self._engine: Engine | None = None
@@ -156,10 +156,10 @@ class Worker:
         """Seconds the engine has worked so far by job kind (draft, finalize, plain, load,
         close): against the wall clock, how much of the machine the server's work takes."""
         with self._cond:
-            busy = dict(self._busy)
+            busy = defaultdict(float, self._busy)
             if self._working is not None:  # the job at work counts up to now
                 kind, began = self._working
-                busy[kind] = busy.get(kind, 0.0) + time.perf_counter() - began
+                busy[kind] += time.perf_counter() - began
         return {kind: round(seconds, 3) for kind, seconds in busy.items()}
 
     def stats(self) -> dict[str, int]:
@@ -499,12 +499,13 @@ class Worker:
                 return
             with self._cond:
                 self._working = (job.kind, time.perf_counter())
-            if job.kind == "draft" and self._batch_limit() > 1:
-                self._do_drafts([job])  # others join it; each finished as its session ends
+            try:
+                if job.kind == "draft" and self._batch_limit() > 1:
+                    self._do_drafts([job])  # others join it; each finished as its session ends
+                    continue
+                outcome = self._do(job)
+            finally:
                 self._worked()
-                continue
-            outcome = self._do(job)
-            self._worked()
             with self._cond:  # before the callers hear of it, so stats never see them running
                 self._running = []
             self._finish(job, outcome)
@@ -513,7 +514,7 @@ class Worker:
         with self._cond:
             assert self._working is not None
             kind, began = self._working
-            self._busy[kind] = self._busy.get(kind, 0.0) + time.perf_counter() - began
+            self._busy[kind] += time.perf_counter() - began
             self._working = None
 
     def _finish(self, job: _Job, outcome: Any) -> None:

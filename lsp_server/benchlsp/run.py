@@ -108,9 +108,9 @@ async def run_sessions(
             else:
                 deferred.append((uri, results[index]))
 
-    began = await _Busy.read(editor)
+    began = await _Busy.read(editor) if options.typists > 1 else None
     await asyncio.gather(*(typist(w) for w in range(options.typists)))
-    if deferred:  # several typists: one window over the typing of them all
+    if began is not None:  # several typists: one window over the typing of them all
         busy_s, window_s = (await _Busy.read(editor)).since(began)
         for _, result in deferred:
             result.engine_busy_s, result.window_s = busy_s, window_s
@@ -126,7 +126,8 @@ async def _session(
     client = editor.client
     uri = f"file:///prewrite-bench-lsp/{index:03d}-{session.name.replace('/', '-')}.py"
     client.text_document_did_open(open_params(uri, typing.initial))
-    before = await _Busy.read(editor)
+    # several typists share the counters: `run_sessions` sets their window
+    before = await _Busy.read(editor) if options.typists == 1 else None
     requests = _TypingRequests(editor, uri, options)
     typing_s = await _type(editor, uri, typing, requests)
     await asyncio.sleep(options.pause_ms / 1000)
@@ -135,15 +136,14 @@ async def _session(
     trigger_ms, answer = await editor.timed(INLINE, uri, cursor, invoked=False)
     after = await _Busy.read(editor)
     trigger = last_trigger(after.stats, uri)
-    alone = options.typists == 1  # else the counters are shared: `run_sessions` sets the window
-    busy_s, window_s = after.since(before) if alone else (0.0, 0.0)
+    busy_s, window_s = after.since(before) if before is not None else (0.0, 0.0)
     return uri, SessionResult(
         name=session.name, cps=options.cps, pause_ms=options.pause_ms, typists=options.typists,
         autoclose=index % 2 == 1, keystrokes=len(typing.keystrokes), typing_s=round(typing_s, 3),
         trigger_ms=round(trigger_ms, 3), answer=answer,
         residual_forwards=int(trigger.get("residualForwards", -1)),
         from_draft=bool(trigger.get("fromDraft", False)),
-        drafting_forwards=after.drafting - before.drafting if alone else None,
+        drafting_forwards=after.drafting - before.drafting if before is not None else None,
         conventional_ms=0.0, conventional_answer="", identical=False,  # `_conventional`
         typing_requests=requests.sent, final_text=typing.final,
         cursor=typing.body_offset, warm_text=typing.warm, warm_cursor=typing.warm_cursor,
