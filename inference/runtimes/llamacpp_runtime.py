@@ -1,11 +1,13 @@
 """The llama.cpp runtime: a GGUF file in one llama.cpp context, a sequence id per session.
 
-Through llama-cpp-python's low-level API (`llama_decode` over a `llama_batch`). The context's
-KV cache is unified: its `context_size` cells are shared by all sequences, and a batch fed at
-once gives the argmaxes a token-by-token decode gives (with it split per sequence, 1 in 40
-differed here). Sequence ids are handed out on first use; when they run out, or the cells do,
-the least recently used idle sequence is evicted: its cache is dropped and the engine encodes
-its tokens again when it comes back. Logits are computed only for the rows a feed asks for
+Through llama-cpp-python's low-level API (`llama_decode` over a `llama_batch`). With
+batch-invariant numerics (llamacpp_numerics.py: where the build allows it) each sequence has a
+KV stream of its own, `context_size / sequences` cells, and any batch gives one-token decoding's
+logits bit for bit; with `fast` numerics the KV cache is unified, its cells shared by all
+sequences (split per sequence with the fast kernels, 1 argmax in 40 differed here). Sequence
+ids are handed out on first use; when they run out, or the shared cells do, the least recently
+used idle sequence is evicted: its cache is dropped and the engine encodes its tokens again
+when it comes back. Logits are computed only for the rows a feed asks for
 (the lm_head over all 150 rows of a verify pass was about 30% of it on a 2-core CPU).
 
 Where llama.cpp was built with its AMX kernels (a native build on a Sapphire Rapids or later
@@ -31,6 +33,7 @@ from inference.errors import ConfigError, ContextOverflowError, ModelFolderError
 from inference.runtimes import model_files
 from inference.runtimes.base import Feed, ForwardHook, Output, RuntimeInfo, ShapeHints, eos_ids
 from inference.runtimes.cpu_load import FreeCores
+from inference.runtimes.llamacpp_numerics import TILED_VARIABLE, choose_numerics
 from inference.runtimes.machine import amx_state, describe_cpu, llamacpp_vector
 from inference.runtimes.model_files import ModelFiles
 
@@ -48,6 +51,8 @@ def library() -> Any:
     """llama_cpp's low-level module, initialised once with its log kept for error messages."""
     if "lib" in _state:
         return _state["lib"]
+    # read by llama.cpp at its first tiled matmul: off, as batch-invariant numerics need
+    os.environ.setdefault(TILED_VARIABLE, "0")
     try:
         import llama_cpp
     except ImportError as exc:  # also a build whose shared library does not load
@@ -159,9 +164,12 @@ class LlamaCppRuntime:
         self.free_cores = None if config.threads else FreeCores()
         self.threads = self.free_cores.cores if self.free_cores else config.threads or 1
         self._threads_now = self.threads
-        self.offload = False  # set by _load_model: layers on a GPU
+        self.offload = self._offload(config.device)  # layers on a GPU
         self.amx = amx_use()
-        self.model = self._load_model(files.gguf, config.device)
+        self.numerics = choose_numerics(
+            config.numerics, system_info(), os.environ, self.offload
+        )
+        self.model = self._load_model(files.gguf)
         self.vocab_size = int(lib.llama_vocab_n_tokens(lib.llama_model_get_vocab(self.model)))
         self._check_vocabulary()
         self.batch_size = config.batch_size
@@ -171,7 +179,7 @@ class LlamaCppRuntime:
         self.memory = lib.llama_get_memory(self.context)
         self.batch = lib.llama_batch_init(self.batch_size, 0, 1)
         train = int(lib.llama_model_n_ctx_train(self.model))
-        self.context_length = min(train, int(lib.llama_n_ctx(self.context)))
+        self.context_length = min(train, int(lib.llama_n_ctx_seq(self.context)))
         self.eos_ids = eos_ids(self.tokenizer, model_files.configured_eos(files))
         self.drafter: Drafter | None = None  # the parallel drafter is torch-only
         self.batch_limit = self.sequences
@@ -195,8 +203,9 @@ class LlamaCppRuntime:
                    "sequences": self.sequences, "gguf": str(files.gguf),
                    "threads_by_load": self.free_cores is not None,
                    **({} if self.offload else {"cpu": describe_cpu(llamacpp_vector(system_info())),
-                                               "amx": self.amx})},  # fmt: skip
-        )
+                                               "amx": self.amx}),
+                   "numerics": self.numerics.kind, "numerics_note": self.numerics.reason},
+        )  # fmt: skip
         if config.adapter:
             self._apply_adapter(config.adapter, files)
         self._free = list(range(self.sequences))
@@ -233,7 +242,10 @@ class LlamaCppRuntime:
         if sequence.seq_id is None or not sequence.length:
             return twin
         self._assign(twin, {id(sequence)})
-        self.lib.llama_memory_seq_cp(self.memory, sequence.seq_id, twin.seq_id, 0, sequence.length)
+        # a sequence of its own stream is copied whole (llama.cpp copies streams only so): its
+        # cells land where the original's are, as batch-invariant numerics need
+        end = -1 if self.numerics.invariant else sequence.length
+        self.lib.llama_memory_seq_cp(self.memory, sequence.seq_id, twin.seq_id, 0, end)
         twin.length, twin.used = sequence.length, next(self._clock)
         return twin
 
@@ -381,18 +393,22 @@ class LlamaCppRuntime:
 
     # -- loading ----------------------------------------------------------------------------------
 
-    def _load_model(self, path: Any, device: str) -> Any:
-        lib = self.lib
-        params = lib.llama_model_default_params()
-        offload = bool(lib.llama_supports_gpu_offload())
+    def _offload(self, device: str) -> bool:
+        """Whether the layers go to a GPU: where the build can and `device` allows it."""
+        offload = bool(self.lib.llama_supports_gpu_offload())
         if device == "cuda" and not offload:
             raise ConfigError(
                 "device 'cuda' was asked for, but this llama-cpp-python build runs on the CPU "
                 "only; use runtime 'torch' for CUDA, or a CUDA build of llama-cpp-python"
             )
-        self.offload = offload and device != "cpu"
+        return offload and device != "cpu"
+
+    def _load_model(self, path: Any) -> Any:
+        lib = self.lib
+        params = lib.llama_model_default_params()
         params.n_gpu_layers = -1 if self.offload else 0
-        params.use_extra_bufts = self.amx != "off"  # AMX is the first extra buffer type taken
+        # repacked weights (AMX is the first extra buffer type taken) have a gemm and a gemv
+        params.use_extra_bufts = self.amx != "off" and not self.numerics.invariant
         model = lib.llama_model_load_from_file(str(path).encode(), params)
         if not model:
             raise ModelFolderError(
@@ -408,7 +424,11 @@ class LlamaCppRuntime:
         params.n_batch = params.n_ubatch = self.batch_size
         params.n_seq_max = self.sequences
         params.n_threads = params.n_threads_batch = self.threads
-        params.kv_unified = True  # see the module docstring; flash attention stays on `auto`
+        if self.numerics.invariant:  # llamacpp_numerics.py: a KV stream per sequence
+            params.kv_unified = False
+            params.flash_attn_type = lib.LLAMA_FLASH_ATTN_TYPE_DISABLED
+        else:  # see the module docstring; flash attention stays on `auto`
+            params.kv_unified = True
         params.no_perf = True
         context = lib.llama_init_from_model(self.model, params)
         if not context:
