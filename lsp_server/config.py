@@ -101,7 +101,7 @@ class Settings(BaseModel):
         "numerics",
         "llama.cpp on a CPU: invariant (a verify pass gives one-token decoding's logits bit for "
         "bit, so exact answers are plain greedy's; slower prompts), fast (exact up to "
-        "near-ties), auto (invariant where the build allows it).",
+        "near-ties), auto (invariant for exact acceptance where the build allows it).",
     )
     memory_budget_mb: int | None = _engine(
         "memory_budget_mb",

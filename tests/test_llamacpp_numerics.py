@@ -25,5 +25,9 @@ def test_auto_falls_back_to_fast_saying_why_and_invariant_is_refused_where_it_ca
     fallback = choose_numerics("auto", WITH_SGEMM, TILED_OFF, offload=False)
     assert fallback.kind == "fast" and "llamafile" in fallback.reason
     assert choose_numerics("fast", BUILT_OUT, TILED_OFF, offload=False).reason == ""
+    lossy = choose_numerics("auto", BUILT_OUT, TILED_OFF, offload=False, acceptance="threshold")
+    assert lossy.kind == "fast" and "not exact" in lossy.reason  # nothing to keep exact
+    asked = choose_numerics("invariant", BUILT_OUT, TILED_OFF, offload=False, acceptance="sample")
+    assert asked.invariant
     with pytest.raises(ConfigError, match="numerics 'invariant' is not available: .*llamafile"):
         choose_numerics("invariant", WITH_SGEMM, TILED_OFF, offload=False)

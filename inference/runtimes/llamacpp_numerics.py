@@ -15,7 +15,7 @@ cost.
 
 `numerics` chooses: `invariant` (refused, saying why, where the build or the environment
 cannot give it), `fast` (every fast kernel; exact holds up to near-ties), `auto` (invariant
-where it can be had: the CPU, a build without llamafile).
+where answers are to be exact and it can be had: the CPU, a build without llamafile).
 """
 
 from __future__ import annotations
@@ -61,11 +61,20 @@ def invariance_blocker(system_info: str, environ: Mapping[str, str], offload: bo
 
 
 def choose_numerics(
-    requested: Numerics, system_info: str, environ: Mapping[str, str], offload: bool
+    requested: Numerics,
+    system_info: str,
+    environ: Mapping[str, str],
+    offload: bool,
+    acceptance: str = "exact",
 ) -> NumericsChoice:
-    """The numerics to run, given what was asked for; ConfigError for an impossible `invariant`."""
+    """The numerics to run, given what was asked for; ConfigError for an impossible `invariant`.
+
+    `auto` takes the fast kernels where the acceptance rule is not exact: nothing is lost then.
+    """
     if requested == "fast":
         return NumericsChoice("fast")
+    if requested == "auto" and acceptance != "exact":
+        return NumericsChoice("fast", f"acceptance {acceptance!r} is not exact")
     blocker = invariance_blocker(system_info, environ, offload)
     if not blocker:
         return NumericsChoice("invariant")

@@ -167,7 +167,7 @@ class LlamaCppRuntime:
         self.offload = self._offload(config.device)  # layers on a GPU
         self.amx = amx_use()
         self.numerics = choose_numerics(
-            config.numerics, system_info(), os.environ, self.offload
+            config.numerics, system_info(), os.environ, self.offload, config.acceptance
         )
         self.model = self._load_model(files.gguf)
         self.vocab_size = int(lib.llama_vocab_n_tokens(lib.llama_model_get_vocab(self.model)))
