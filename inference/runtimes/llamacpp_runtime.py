@@ -166,8 +166,9 @@ class LlamaCppRuntime:
         self._threads_now = self.threads
         self.offload = self._offload(config.device)  # layers on a GPU
         self.amx = amx_use()
+        features = system_info()
         self.numerics = choose_numerics(
-            config.numerics, system_info(), os.environ, self.offload, config.acceptance
+            config.numerics, features, os.environ, self.offload, config.acceptance
         )
         self.model = self._load_model(files.gguf)
         self.vocab_size = int(lib.llama_vocab_n_tokens(lib.llama_model_get_vocab(self.model)))
@@ -202,7 +203,7 @@ class LlamaCppRuntime:
             extra={"context_size": config.context_size, "batch_size": self.batch_size,
                    "sequences": self.sequences, "gguf": str(files.gguf),
                    "threads_by_load": self.free_cores is not None,
-                   **({} if self.offload else {"cpu": describe_cpu(llamacpp_vector(system_info())),
+                   **({} if self.offload else {"cpu": describe_cpu(llamacpp_vector(features)),
                                                "amx": self.amx}),
                    "numerics": self.numerics.kind, "numerics_note": self.numerics.reason},
         )  # fmt: skip
