@@ -279,6 +279,19 @@ def test_one_session_larger_than_the_cells_is_a_context_error(tiny_gguf_dir):
         run(runtime, kv.feed(list(range(1, 300))))
 
 
+def test_a_full_stream_under_invariant_numerics_evicts_no_other_sequence(tiny_gguf_dir):
+    # each sequence has its own cells: evicting another would free none of this one's
+    runtime = load_runtime(settings("llamacpp", tiny_gguf_dir, context_size=512, sequences=2))
+    assert runtime.info.extra["numerics"] == "invariant"
+    kept, full = KVState(runtime.open_sequence()), KVState(runtime.open_sequence())
+    run(runtime, kept.feed(list(range(1, 40))))
+    with pytest.raises(ContextOverflowError, match=r"256 tokens \(context_size / 2 sequences\)"):
+        run(runtime, full.feed(list(range(1, 300))))
+    assert kept.sequence.length == 39  # still cached
+    full.close()
+    close(runtime, run(runtime, kept.feed([7]))[0], fresh_logits(runtime, [*range(1, 40), 7])[-1:])
+
+
 def test_a_file_that_is_not_a_gguf_is_refused(tmp_path):
     fake = tmp_path / "model.gguf"
     fake.write_bytes(b"PK\x03\x04 not a model")

@@ -303,19 +303,25 @@ class LlamaCppRuntime:
         return sequence
 
     def _decode_fitting(self, parts: list[_Part]) -> list[np.ndarray]:
-        """Decode, evicting idle sequences for cells; halve the batch when that is not enough."""
+        """Decode, evicting idle sequences for cells; halve the batch when that is not enough.
+
+        Only shared cells (fast numerics) are freed by evicting another sequence; under
+        invariant numerics each sequence has a stream of its own, so the others keep theirs.
+        """
         while True:
             try:
                 return self._decode(parts)
             except _NoSlot:
-                if self._evict_idle({id(p.sequence) for p in parts}):
+                shared = not self.numerics.invariant
+                if shared and self._evict_idle({id(p.sequence) for p in parts}):
                     continue
                 if len(parts) > 1:
                     half = len(parts) // 2
                     return self._decode_fitting(parts[:half]) + self._decode_fitting(parts[half:])
+                whose = "" if shared else f" (context_size / {self.sequences} sequences)"
                 raise ContextOverflowError(
-                    f"the llama.cpp context of {self.context_length} tokens has no room for "
-                    f"{len(parts[0].tokens)} more tokens of one session; raise context_size"
+                    f"the llama.cpp context of {self.context_length} tokens{whose} has no room "
+                    f"for {len(parts[0].tokens)} more tokens of one session; raise context_size"
                 ) from None
 
     def _decode(self, parts: list[_Part]) -> list[np.ndarray]:
