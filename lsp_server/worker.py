@@ -139,13 +139,14 @@ class Worker:
         return engine.runtime.info if engine is not None else None
 
     def memory(self) -> dict[str, int]:
-        """The documents' caches: bytes held, the budget, evictions so far."""
+        """The documents' caches: bytes held, the budget, evictions so far (by either)."""
         engine = self._engine
         if engine is None:
             return {}
         budget = engine.memory
+        evictions = budget.evictions + engine.runtime.evictions
         return {"cacheBytes": budget.held, "budgetBytes": budget.budget,
-                "evictions": budget.evictions}  # fmt: skip
+                "evictions": evictions}  # fmt: skip
 
     def forwards(self) -> dict[str, int]:
         """Model forwards so far by phase (drafting, residual, baseline)."""

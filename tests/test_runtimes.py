@@ -223,6 +223,7 @@ def test_more_sessions_than_sequence_ids_evicts_the_least_recently_used(tiny_ggu
         engine.open(f"s{i}")
         assert engine.update(f"s{i}", Request(text), 1).token_ids == expected[i]
     assert engine._sessions["s0"].kv.sequence.length == 0  # evicted by s2
+    assert engine.runtime.evictions == 1
     before = engine.counter.tokens_by_phase.get("residual", 0)
     again = engine.finalize("s0", Request(texts[0] + "# then print it\n"), 2)
     assert again.finished
@@ -290,6 +291,7 @@ def test_a_full_stream_under_invariant_numerics_evicts_no_other_sequence(tiny_gg
     assert kept.sequence.length == 39  # still cached
     full.close()
     close(runtime, run(runtime, kept.feed([7]))[0], fresh_logits(runtime, [*range(1, 40), 7])[-1:])
+    assert runtime.evictions == 0  # neither the overflow nor a close counts
 
 
 def test_a_file_that_is_not_a_gguf_is_refused(tmp_path):

@@ -27,8 +27,11 @@ from tests.lsp_fixtures import (
     PrewriteClient,
     finish,
     inline,
+    plain,
     shown,
+    start,
     stats,
+    verified,
 )
 
 MISSING_MODEL = "/nonexistent/prewrite-model"
@@ -188,3 +191,23 @@ async def test_a_cancel_that_comes_after_its_answer_writes_nothing_to_stderr():
     _, err = await asyncio.wait_for(server.communicate(wire), 120)
     assert b"unknownNotification" in err  # stderr is read, and other warnings stay
     assert b"Cancel notification" not in err
+
+
+@pytest.mark.real_model
+async def test_documents_beyond_the_cached_sequences_are_evicted_and_answer_when_back(
+    loading_client,
+):
+    client = loading_client
+    await start(client, {**TEST_SETTINGS, "runtime": "llamacpp", "sequences": 2})
+    cases = [("geometry", None), ("numbers", None), ("geometry", "file:///workspace/again.py")]
+    docs = []
+    for case, uri in cases:
+        doc = Doc.from_case(case, uri)
+        doc.open(client)
+        doc.type(client, doc.typed_case(case))
+        await verified(client, doc)
+        docs.append(doc)
+
+    assert (await stats(client))["memory"]["evictions"] >= 1  # two sequences, three drafts
+    first = docs[0]
+    assert await inline(client, first) == await plain(client, first)

@@ -115,6 +115,7 @@ class Runtime(Protocol):
     eos_ids: frozenset[int]
     drafter: Drafter | None  # a parallel drafter inside the model (torch only)
     batch_limit: int  # sequences one forward can serve together (1: feeds run one by one)
+    evictions: int  # caches the runtime dropped itself for room (llama.cpp's cells; else 0)
     hints: ShapeHints
     info: RuntimeInfo
     on_forward: ForwardHook

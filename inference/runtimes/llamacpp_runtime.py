@@ -184,6 +184,7 @@ class LlamaCppRuntime:
         self.eos_ids = eos_ids(self.tokenizer, model_files.configured_eos(files))
         self.drafter: Drafter | None = None  # the parallel drafter is torch-only
         self.batch_limit = self.sequences
+        self.evictions = 0  # sequences whose cells went to another (`_evict`)
         # On a CPU each token of a forward costs about as much as a one-token decode (qwen 0.5B
         # Q4_K_M, 1 thread: 1 token 83 ms, 3 tokens 266 ms): stale-draft proposals rarely pay.
         # A verify pass goes in chunks of 16, 32, ... that stop at the first rejection: a
@@ -379,7 +380,7 @@ class LlamaCppRuntime:
             return
         if not self._free:
             idle = [s for s in self._held.values() if id(s) not in protected]
-            self._evict(min(idle, key=lambda s: s.used))
+            self._evict_for_room(min(idle, key=lambda s: s.used))
         sequence.seq_id = self._free.pop()
         self._held[sequence.seq_id] = sequence
 
@@ -388,8 +389,12 @@ class LlamaCppRuntime:
         idle = [s for s in self._held.values() if id(s) not in protected and s.length]
         if not idle:
             return False
-        self._evict(min(idle, key=lambda s: s.used))
+        self._evict_for_room(min(idle, key=lambda s: s.used))
         return True
+
+    def _evict_for_room(self, sequence: LlamaSequence) -> None:
+        self.evictions += bool(sequence.length)
+        self._evict(sequence)
 
     def _evict(self, sequence: LlamaSequence) -> None:
         if sequence.seq_id is not None:

@@ -149,6 +149,7 @@ class TorchRuntime:
         self.eos_ids = eos
         self.drafter = loaded.drafter
         self.batch_limit = 1  # each sequence has its own DynamicCache: one forward each
+        self.evictions = 0  # the engine's memory budget evicts (`MemoryBudget`)
         # a forward's fixed cost dominates (2 threads, qwen 0.5B fp32: 1 token 201 ms, 9 tokens
         # 469 ms, 150 tokens 1455 ms): propose freely, verify in one pass
         self.hints = ShapeHints(lookahead=8, verify_chunk=0)

@@ -119,6 +119,7 @@ class VllmRuntime:
         self.context_length = self._check_vocabulary()
         self.drafter: Drafter | None = None
         self.batch_limit = config.sequences
+        self.evictions = 0  # vLLM's own cache is vLLM's to manage
         # a verify request recomputes the whole prompt (prompt logprobs bypass vLLM's prefix
         # cache), so chunks would pay for it again; proposals ride on nothing here: off
         self.hints = ShapeHints(lookahead=0, verify_chunk=0)
