@@ -184,7 +184,7 @@ class LlamaCppRuntime:
         self.eos_ids = eos_ids(self.tokenizer, model_files.configured_eos(files))
         self.drafter: Drafter | None = None  # the parallel drafter is torch-only
         self.batch_limit = self.sequences
-        self.evictions = 0  # sequences whose cells went to another (`_evict`)
+        self.evictions = 0  # sequences whose cells went to another (`_evict_for_room`)
         # On a CPU each token of a forward costs about as much as a one-token decode (qwen 0.5B
         # Q4_K_M, 1 thread: 1 token 83 ms, 3 tokens 266 ms): stale-draft proposals rarely pay.
         # A verify pass goes in chunks of 16, 32, ... that stop at the first rejection: a
@@ -309,11 +309,11 @@ class LlamaCppRuntime:
         Only shared cells (fast numerics) are freed by evicting another sequence; under
         invariant numerics each sequence has a stream of its own, so the others keep theirs.
         """
+        shared = not self.numerics.invariant
         while True:
             try:
                 return self._decode(parts)
             except _NoSlot:
-                shared = not self.numerics.invariant
                 if shared and self._evict_idle({id(p.sequence) for p in parts}):
                     continue
                 if len(parts) > 1:
