@@ -5,6 +5,9 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.prewrite-installed
 DEMO_MODEL ?= qwen2.5-coder-0.5b
 TEST_MODEL ?= smollm2-135m
+# The real code model the tests check answers with (brace languages, independent references, VS Code's
+# TypeScript case): its GGUF only, on llama.cpp.
+CODE_TEST_MODEL ?= qwen2.5-coder-0.5b
 # llama-cpp-python compiles llama.cpp: only the library (no server, tools, examples or
 # multimodal part), and without llamafile's sgemm, whose results depend on the batch shape
 # (inference/runtimes/llamacpp_numerics.py: batch-invariant numerics need it out). A few
@@ -67,6 +70,7 @@ lint: venv
 # The test model runs on both runtimes: its GGUF (llama.cpp) and its safetensors (torch).
 models-test: venv
 	$(BIN)/prewrite models install $(TEST_MODEL) --safetensors
+	$(BIN)/prewrite models install $(CODE_TEST_MODEL)
 
 VSCODE := editor-clients/vscode
 

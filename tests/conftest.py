@@ -14,6 +14,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 from tests.tiny_models import build_tiny_model, write_tiny_gguf  # noqa: E402
 
 TEST_MODEL = "smollm2-135m"
+CODE_TEST_MODEL = "qwen2.5-coder-0.5b"  # a real code model: writes bodies in brace languages
 
 
 @pytest.fixture(scope="session")
@@ -55,13 +56,24 @@ def one_torch_thread() -> Iterator[None]:
     torch.set_num_threads(threads)
 
 
+def _installed_pack(name: str) -> str:
+    """`name` when its pack is installed; else a failure in CI and a skip elsewhere."""
+    from inference import packs
+
+    if not packs.is_installed(name):
+        if os.environ.get("CI"):
+            pytest.fail(f"{name} must be installed in CI (make models-test)")
+        pytest.skip(f"{name} is not installed; run `prewrite models install {name}`")
+    return name
+
+
 @pytest.fixture(scope="session")
 def real_model_name() -> str:
     """The installed real test model, or skip when running without it (make test installs it)."""
-    from inference import packs
+    return _installed_pack(TEST_MODEL)
 
-    if not packs.is_installed(TEST_MODEL):
-        if os.environ.get("CI"):
-            pytest.fail(f"{TEST_MODEL} must be installed in CI (make models-test)")
-        pytest.skip(f"{TEST_MODEL} is not installed; run `prewrite models install {TEST_MODEL}`")
-    return TEST_MODEL
+
+@pytest.fixture(scope="session")
+def code_model_name() -> str:
+    """The installed real code model (qwen2.5-coder-0.5b, llama.cpp), as real_model_name."""
+    return _installed_pack(CODE_TEST_MODEL)
