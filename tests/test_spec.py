@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from lsp_server.documents import Document
-from lsp_server.spec import Edit, answer_edit, find_spec, language_of
+from lsp_server.spec import Edit, answer_edit, find_spec, language_of, without_lines_below
 
 DATA = Path(__file__).parent / "data" / "spec"
 CURSOR = "‸"
@@ -365,6 +365,49 @@ def test_in_the_empty_body_under_a_comment_the_answer_replaces_the_indentation()
     answer = "  return [(a[0] + b[0]) / 2, (a[1] + b[1]) / 2];\n"
     start = text.rindex("\n", 0, cursor) + 1
     assert answer_edit(text, spec, cursor, answer) == Edit(start, cursor, answer.rstrip("\n"))
+
+
+def test_an_answer_stops_before_the_closing_brace_the_editor_put_below():
+    """VS Code auto-closes `{`: the `}` below the cursor is not repeated by the answer."""
+    text, cursor = load(DATA / "ts_body_under_comment_above.ts.case")
+    spec = find_spec(text, cursor, "brace")
+    assert spec is not None
+    answer = "  return [(a[0] + b[0]) / 2, (a[1] + b[1]) / 2];\n}\n"
+    edit = answer_edit(text, spec, cursor, answer)
+    assert edit is not None and edit.text == "  return [(a[0] + b[0]) / 2, (a[1] + b[1]) / 2];"
+    accepted = text[: edit.start] + edit.text + text[edit.end :]
+    assert accepted.count("{") == accepted.count("}")
+
+
+def test_a_comment_spec_in_the_body_gets_no_second_closing_brace():
+    """`// spec` as the body's first line, `}` below it: the answer ends before the `}`."""
+    text = "export function clampAll(values: number[], lo: number, hi: number): number[] {\n"
+    text += "  // Clamp each value into [lo, hi].\n}\n"
+    cursor = text.index("]." ) + 2
+    spec = find_spec(text, cursor, "brace")
+    assert spec is not None
+    answer = "  return values.map((v) => Math.min(hi, Math.max(lo, v)));\n}"
+    edit = answer_edit(text, spec, cursor, answer)
+    assert edit is not None
+    accepted = text[: edit.start] + edit.text + text[edit.end :]
+    assert accepted == text.replace("].\n}", "].\n" + answer)
+    assert accepted.count("}") == 1
+
+
+@pytest.mark.parametrize(
+    ("body", "below", "kept"),
+    [
+        ("  x();\n}", "\n}\n", "  x();"),  # the closing brace
+        ("  x();\n}", "\n\n  }\n", "  x();"),  # blank lines and another indent between
+        ("  x();\n  y();\n}", "\n  y();\n}", "  x();"),  # a longer run of the lines below
+        ("  x();\n}", "\n// other\n}", "  x();\n}"),  # the next line differs: kept whole
+        ("  x();\n}", "", "  x();\n}"),  # nothing below: the brace is the answer's to give
+        ("  x();\n\n}", "\n}", "  x();"),  # a blank line before the brace goes with it
+        ("}", "\n}", ""),  # all of it is there already: nothing to add
+    ],
+)
+def test_without_lines_below(body, below, kept):
+    assert without_lines_below(body, below) == kept
 
 
 @pytest.mark.parametrize(

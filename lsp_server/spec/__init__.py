@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from inference.api import Language, Request
 from lsp_server.spec.brace import BraceFinder
 from lsp_server.spec.python import PythonFinder
-from lsp_server.spec.text import SpecKind, head, line_start, tail, writable
+from lsp_server.spec.text import SpecKind, head, line_end, line_start, tail, writable
 
 PYTHON_IDS = frozenset({"python"})
 BRACE_IDS = frozenset(
@@ -113,10 +113,11 @@ def answer_edit(text: str, spec: Spec, cursor: int, answer: str) -> Edit | None:
     and restates what is there, so it reads as a continuation of the cursor. On a body line
     it replaces what was typed there, which must be a prefix of the answer.
     """
-    body = answer.rstrip("\n")
+    cursor = max(0, min(cursor, len(text)))
+    end = spec.insert_at if cursor <= spec.insert_at else cursor
+    body = without_lines_below(answer.rstrip("\n"), text[line_end(text, end) :])
     if not body.strip():
         return None
-    cursor = max(0, min(cursor, len(text)))
     if cursor <= spec.insert_at:
         return Edit(cursor, spec.insert_at, f"{text[cursor:spec.insert_at]}{spec.closing}\n{body}")
     start = line_start(text, cursor)
@@ -124,3 +125,20 @@ def answer_edit(text: str, spec: Spec, cursor: int, answer: str) -> Edit | None:
     if typed.strip() and not body.startswith(typed):
         return None
     return Edit(start, cursor, body)
+
+
+def without_lines_below(body: str, below: str) -> str:
+    """`body` less its last lines where the document's next lines already hold them.
+
+    A brace language's answer ends with the function's `}`, which the editor has often put
+    below the cursor already (auto-closing): the answer stops before the longest run of its
+    last non-blank lines that equals the first non-blank lines of `below` (indentation aside),
+    so accepting it never repeats them. `below` starts with the line after the edit's line.
+    """
+    lines = body.split("\n")
+    code = [i for i, line in enumerate(lines) if line.strip()]
+    following = [line.strip() for line in below.split("\n") if line.strip()][: len(code)]
+    for k in range(min(len(code), len(following)), 0, -1):
+        if [lines[i].strip() for i in code[-k:]] == following[:k]:
+            return "\n".join(lines[: code[-k]]).rstrip()
+    return body
