@@ -27,6 +27,7 @@ from inference.engine import Engine
 from inference.engine.engine import Update
 from inference.errors import ModelError, RuntimeFailure
 from tests.lsp_fixtures import SERVER, Doc, PrewriteClient, finish, inline, plain, start, stats
+from tests.references import check_identical
 from tests.tiny_models import build_tiny_model
 from tests.vllm_fixtures import TcpProxy, VllmServer, free_port, vllm_python
 
@@ -87,6 +88,16 @@ def test_exact_mode_gives_vllms_own_greedy_for_a_docstring_typed_in_steps(vllm):
         assert cost.draft_tokens > 0
         counts = engine.runtime.counts  # type: ignore[attr-defined]
         assert counts["streamed_tokens"] > counts["stream_requests"]  # streams served steps
+    finally:
+        engine.shutdown()
+
+
+def test_streaming_equals_vllms_own_completion_on_the_reference_sessions(vllm):
+    """Ten specs typed in steps (tests/data/references): each streamed answer is vLLM's own
+    full-length greedy completion of the final prompt, token for token."""
+    engine = engine_on(vllm.url, max_tokens=48)
+    try:
+        check_identical(engine, lambda request, n: vllm_greedy(engine, request, n), "python")
     finally:
         engine.shutdown()
 

@@ -33,7 +33,9 @@ class LlamaConventional:
 
         self.engine = Engine.load(config.model_copy(update={"runtime": "llamacpp"}))
         gguf = model_files.resolve(config.model).gguf
-        self.llm = library_llama(gguf, config, self.engine.runtime.info.threads)
+        info = self.engine.runtime.info
+        invariant = info.extra.get("numerics") == "invariant"  # so exact answers compare exactly
+        self.llm = library_llama(gguf, config, info.threads, invariant)
 
     def answer(self, final: Request, cached: Request | None = None) -> ConventionalAnswer:
         """Time `final`'s answer with `cached`'s prompt in the cache (encoded, not timed)."""

@@ -127,8 +127,9 @@ def library_decode(
     """
     from inference.runtimes.llamacpp_runtime import library_llama
 
-    config = engine.config
-    llm = library_llama(model_files.resolve(config.model).gguf, config, engine.runtime.info.threads)
+    config, info = engine.config, engine.runtime.info
+    invariant = info.extra.get("numerics") == "invariant"  # the engine's kernels, so tokens agree
+    llm = library_llama(model_files.resolve(config.model).gguf, config, info.threads, invariant)
     total_ms, steps, agree = 0.0, 0, 0
     try:
         for prompt, answer in zip(prompts, answers, strict=True):

@@ -81,10 +81,11 @@ def amx_use() -> str:
     return amx_state(system_info(), os.environ.get(AMX_VARIABLE, ""))
 
 
-def library_llama(gguf: Any, config: EngineConfig, threads: int) -> Any:
+def library_llama(gguf: Any, config: EngineConfig, threads: int, invariant: bool = False) -> Any:
     """llama-cpp-python's own `Llama` on `gguf`, set as this runtime's context is (batch, threads,
-    weights kept out of AMX buffers where the runtime keeps them out): the conventional request
-    the benchmarks compare against."""
+    weights kept out of AMX buffers where the runtime keeps them out, and with `invariant` the
+    batch-invariant kernels: no repacked weights, flash attention off): the conventional request
+    the benchmarks compare against, and the independent reference exact answers are held to."""
     import llama_cpp.llama_cpp as low  # `Llama` takes its model parameters from here
     from llama_cpp import Llama
 
@@ -93,7 +94,7 @@ def library_llama(gguf: Any, config: EngineConfig, threads: int) -> Any:
 
     def params() -> Any:  # `Llama` has no argument for it
         chosen = default()
-        chosen.use_extra_bufts = amx != "off"
+        chosen.use_extra_bufts = amx != "off" and not invariant
         return chosen
 
     low.llama_model_default_params = params
@@ -101,7 +102,7 @@ def library_llama(gguf: Any, config: EngineConfig, threads: int) -> Any:
         return Llama(
             model_path=str(gguf), n_ctx=config.context_size, n_batch=config.batch_size,
             n_ubatch=config.batch_size, n_threads=threads, n_threads_batch=threads,
-            flash_attn=True, verbose=False,  # as the engine's context (its default is off)
+            flash_attn=not invariant, verbose=False,  # as the engine's context (its default is off)
         )  # fmt: skip
     finally:
         low.llama_model_default_params = default
