@@ -26,15 +26,21 @@ class ConventionalAnswer:
 
 
 class LlamaConventional:
-    """llama-cpp-python's `Llama` on the engine's GGUF, with the engine's prompts and stop rule."""
+    """llama-cpp-python's `Llama` on the engine's GGUF, with the engine's prompts and stop rule.
 
-    def __init__(self, config: EngineConfig):
+    By default on llama.cpp's fast kernels, as a user of llama.cpp runs it (the baseline to
+    time); with `same_numerics` on the kernels the engine runs, batch-invariant where it is, so
+    that its greedy answers are the ones exact streaming must give, token for token.
+    """
+
+    def __init__(self, config: EngineConfig, same_numerics: bool = False):
         from inference.runtimes.llamacpp_runtime import library_llama
 
         self.engine = Engine.load(config.model_copy(update={"runtime": "llamacpp"}))
         gguf = model_files.resolve(config.model).gguf
         info = self.engine.runtime.info
-        invariant = info.extra.get("numerics") == "invariant"  # so exact answers compare exactly
+        self.engine_invariant = info.extra.get("numerics") == "invariant"
+        invariant = same_numerics and self.engine_invariant
         self.llm = library_llama(gguf, config, info.threads, invariant)
 
     def answer(self, final: Request, cached: Request | None = None) -> ConventionalAnswer:
