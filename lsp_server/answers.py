@@ -56,6 +56,7 @@ class Answers(UsesContext):
             return convert.inline_list(None, None)
         document, text, cursor, spec = located
         completion = await self.worker().plain(spec.request, params.text_document.uri)
+        self._still(params.text_document.uri, document, text)
         return convert.inline_list(document, answer_edit(text, spec, cursor, completion.text))
 
     async def _answer(
@@ -73,6 +74,7 @@ class Answers(UsesContext):
             if draft_only:
                 return None, None
             completion = await self._wait(uri, document, spec, kind)
+            self._still(uri, document, text)
         self._record(uri, document.version or 0, kind, completion, from_draft, started)
         return document, answer_edit(text, spec, cursor, completion.text)
 
@@ -100,6 +102,15 @@ class Answers(UsesContext):
                 retries += 1
                 if changed or retries > STALE_RETRIES:
                     raise
+
+    def _still(self, uri: str, document: TextDocument, text: str) -> None:
+        """Superseded when the document changed while its answer was computed.
+
+        An edit can leave the request as it was (far above the spec, or below it) and still
+        move the offsets the answer's edit is computed on.
+        """
+        if self.document(uri) is not document or document.source != text:
+            raise Superseded("the document changed while its answer was computed")
 
     def _locate(self, uri: str, position: types.Position) -> Located | None:
         """The open document, its text, the cursor offset and the spec there, if all are there."""

@@ -50,21 +50,29 @@ class Document:
     uri: str
     language: Language | None
     length: int
+    version: int = 0  # the client's label of the newest text (didOpen, didChange)
     anchor: int | None = None  # end of the last spec seen, moved along by edits above it
     submitted: Request | None = None  # the newest request handed to drafting
     tag: Any = None  # the server's label for it at the newest version with that request
     preview: str = ""  # the newest draft text, shown while the next one is written
     triggers: deque[Trigger] = field(default_factory=lambda: deque(maxlen=TRIGGERS_KEPT))
 
-    def edited(self, length: int, first_start: int | None) -> None:
-        """Move the anchor over an edit starting at `first_start` (None: whole text replaced)."""
+    def edited(self, length: int, first_start: int | None, version: int | None = None) -> bool:
+        """Move the anchor over an edit starting at `first_start` (None: whole text replaced).
+
+        False when the edit's version is older than the document's: the client broke LSP's
+        rule that versions increase. The edit is applied all the same (pygls did): the stream
+        is ordered, so the client made its edits in this order, and dropping one would leave
+        the server's text different from the client's.
+        """
+        in_order = version is None or version >= self.version
+        self.version = self.version if version is None else version
         delta, self.length = length - self.length, length
-        if self.anchor is None:
-            return
-        if first_start is None:
+        if self.anchor is not None and first_start is None:
             self.anchor = min(self.anchor, length)
-        elif first_start <= self.anchor:
+        elif self.anchor is not None and first_start is not None and first_start <= self.anchor:
             self.anchor = max(first_start, self.anchor + delta)
+        return in_order
 
     def find(
         self, text: str, point: int | None, prefix_chars: int, suffix_chars: int
@@ -89,9 +97,9 @@ class Documents:
     def __init__(self) -> None:
         self._docs: dict[str, Document] = {}
 
-    def open(self, uri: str, language_id: str | None, length: int) -> Document:
+    def open(self, uri: str, language_id: str | None, length: int, version: int = 0) -> Document:
         """Start tracking a document (re-opening resets it)."""
-        doc = Document(uri, language_of(language_id, uri), length)
+        doc = Document(uri, language_of(language_id, uri), length, version)
         self._docs[uri] = doc
         return doc
 

@@ -45,13 +45,17 @@ class Drafting(UsesContext):
         super().__init__(context)
         self._idle: dict[str, asyncio.TimerHandle] = {}
 
-    def changed(self, uri: str, changes: Sequence[types.TextDocumentContentChangeEvent]) -> None:
+    def changed(
+        self, uri: str, version: int, changes: Sequence[types.TextDocumentContentChangeEvent]
+    ) -> None:
         """After pygls applied a didChange: find the spec, hand a new request to the worker."""
         doc, document = self.documents.get(uri), self.document(uri)
         if doc is None or document is None:
             return
         point, first_start = convert.edit_point(document, changes)
-        doc.edited(len(document.source), first_start)
+        if not doc.edited(len(document.source), first_start, version):
+            message = f"prewrite: {uri}: a didChange's version went back; edits apply in order"
+            self.notify.log_once(types.MessageType.Warning, message)
         spec = doc.find(document.source, point, *self._window())
         self.worker().edited(uri, written=spec is not None and spec.written_at(point))
         if spec is not None:
@@ -112,7 +116,8 @@ class Drafting(UsesContext):
     ) -> None:
         """Draft for the spec now, or once the typing pauses (`draftOn`)."""
         settings = self.settings()
-        if not (self.active() and settings.drafting):
+        # before `initialized` no model loads: drafts would fail (loading drafts them all)
+        if not (self.active() and settings.drafting and self.worker().has_model):
             return
         wait = settings.draft_on == "idle" or (settings.draft_on == "word" and not word_ended)
         if spec.request == doc.submitted:

@@ -2,19 +2,26 @@
 
 from __future__ import annotations
 
-from typing import Any
+import asyncio
+import logging
+import sys
+import threading
+from typing import Any, BinaryIO
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
+from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 
-from lsp_server import convert
+from lsp_server import convert, transport
 from lsp_server.errors import answering
+from lsp_server.lines import LspWorkspace
 from lsp_server.service import Service
 from lsp_server.wire import PLAIN_COMPLETION, STATS_COMMAND, TOGGLE_COMMAND, WireProtocolMixin
 
 VERSION = "0.1.0"
+logger = logging.getLogger(__name__)
 
 
 class PrewriteProtocol(WireProtocolMixin, LanguageServerProtocol):
@@ -46,8 +53,52 @@ class PrewriteServer(LanguageServer):
         """Log protocol errors: a client's malformed messages must not pop up per keystroke."""
         self.window_log_message(convert.log_message(types.MessageType.Error, f"prewrite: {error}"))
 
+    # pygls' own start_io and start_tcp, with prewrite's frame reader (lsp_server/transport.py)
+    def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
+        """Serve over stdin and stdout until the client exits the server or closes stdin."""
+        self._stop_event = threading.Event()
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        read = transport.stdin_reader(stdin or sys.stdin.buffer, self.thread_pool)
+        try:
+            asyncio.run(self._serve(read))
+        except BrokenPipeError:
+            logger.error("Connection to the client is lost! Shutting down the server.")
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.shutdown()
+
+    def start_tcp(self, host: str, port: int) -> None:
+        """Serve one client at a time on a TCP port until it exits the server."""
+        self._stop_event = threading.Event()
+
+        async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            self.protocol.set_writer(writer)  # type: ignore[arg-type]
+            await self._serve(lambda: reader.read(transport.CHUNK))
+            self.shutdown()
+
+        async def listen() -> None:
+            self._server = await asyncio.start_server(connection, host, port)
+            addresses = ", ".join(str(s.getsockname()) for s in self._server.sockets)
+            logger.info("Serving on %s", addresses)
+            async with self._server:
+                await self._server.serve_forever()
+
+        try:
+            asyncio.run(listen())
+        except asyncio.CancelledError:
+            logger.debug("Server was cancelled")
+
+    async def _serve(self, read: transport.Read) -> None:
+        assert self._stop_event is not None
+        report = lambda error: self._report_server_error(error, JsonRpcException)  # noqa: E731
+        await transport.serve(read, self.protocol, self._stop_event, report)
+
 
 def initialize(ls: PrewriteServer, params: types.InitializeParams) -> None:
+    # pygls made the workspace just now, and no document is open yet: make it count lines as
+    # the client does (lsp_server/lines.py)
+    ls.protocol._workspace = LspWorkspace.like(ls.workspace, ls._text_document_sync_kind)
     ls.service.initialize(params.initialization_options)
 
 
@@ -66,7 +117,8 @@ def did_open(ls: PrewriteServer, params: types.DidOpenTextDocumentParams) -> Non
 
 
 def did_change(ls: PrewriteServer, params: types.DidChangeTextDocumentParams) -> None:
-    ls.service.drafting.changed(params.text_document.uri, params.content_changes)
+    document = params.text_document
+    ls.service.drafting.changed(document.uri, document.version, params.content_changes)
 
 
 def did_close(ls: PrewriteServer, params: types.DidCloseTextDocumentParams) -> None:

@@ -185,7 +185,7 @@ class Service:
 
     def opened(self, item: types.TextDocumentItem) -> None:
         """didOpen: track the document (drafting starts with the first edit)."""
-        self.documents.open(item.uri, item.language_id, len(item.text))
+        self.documents.open(item.uri, item.language_id, len(item.text), item.version)
 
     def closed(self, uri: str) -> None:
         """didClose: forget the document and its engine session."""
@@ -197,8 +197,9 @@ class Service:
     # -- commands -----------------------------------------------------------------------------
 
     def stats(self) -> dict[str, Any]:
-        """prewrite.stats: forwards by phase, engine seconds by job kind, draft job counts, the
-        last triggers per document."""
+        """prewrite.stats: forwards by phase, engine seconds by job kind, draft job counts, and
+        per document its version and length (characters) as the server has them and the last
+        triggers."""
         worker = self.worker
         return {
             "state": self.state,
@@ -213,6 +214,8 @@ class Service:
             "documents": [
                 {
                     "uri": doc.uri,
+                    "version": doc.version,
+                    "length": doc.length,
                     "residualForwards": sum(t.residual_forwards for t in doc.triggers),
                     "triggers": [t.wire() for t in doc.triggers],
                 }

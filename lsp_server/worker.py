@@ -128,6 +128,11 @@ class Worker:
         """True when a model is loaded and no other is loading."""
         return self._engine is not None and self._loading == 0
 
+    @property
+    def has_model(self) -> bool:
+        """True when a model is loaded or loading: work submitted now will find one."""
+        return self._engine is not None or self._loading > 0
+
     def verified(self, doc: str, request: Request) -> Completion | None:
         """The finished answer for exactly `request` if the document's draft has it (no work)."""
         entry = self._verified.get(doc)

@@ -7,8 +7,9 @@ pytest-lsp fixtures with `SERVER`.
 from __future__ import annotations
 
 import asyncio
+import json
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,15 +21,7 @@ from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 from pytest_lsp.client import register_lsp_features
 from pytest_lsp.protocol import LanguageClientProtocol
 
-from lsp_server.client import (
-    Watch,
-    command_params,
-    inline_params,
-    keystrokes,
-    open_params,
-    position_of,
-    server_command,
-)
+from lsp_server.client import Watch, command_params, inline_params, open_params, server_command
 from lsp_server.wire import PLAIN_COMPLETION, STATS_COMMAND, TOGGLE_COMMAND, WireProtocolMixin
 
 DATA = Path(__file__).parent / "data" / "server"
@@ -94,15 +87,58 @@ async def finish(client: LanguageClient) -> None:
         server.kill()
 
 
+def units(text: str, encoding: str = "utf-16") -> int:
+    """The code units of `text` in an LSP position encoding: utf-8, utf-16 or utf-32."""
+    if encoding == "utf-16":
+        return len(text.encode("utf-16-le")) // 2
+    return len(text.encode("utf-8")) if encoding == "utf-8" else len(text)
+
+
+def position_in(text: str, offset: int, encoding: str = "utf-16") -> types.Position:
+    """The LSP position of a string offset."""
+    line_start = text.rfind("\n", 0, offset) + 1
+    character = units(text[line_start:offset], encoding)
+    return types.Position(line=text.count("\n", 0, offset), character=character)
+
+
+def offset_in(text: str, position: types.Position, encoding: str = "utf-16") -> int:
+    """The string offset of an LSP position; it must fall between characters of a line."""
+    lines = text.split("\n")
+    assert position.line < len(lines), f"{position} is past the last line"
+    offset = sum(len(line) + 1 for line in lines[: position.line])
+    counted = 0
+    for char in lines[position.line]:
+        if counted >= position.character:
+            break
+        counted, offset = counted + units(char, encoding), offset + 1
+    assert counted == position.character, f"{position} is not between characters ({encoding})"
+    return offset
+
+
+def apply_edit(text: str, edit_range: types.Range, new_text: str, encoding: str = "utf-16") -> str:
+    """The text with `edit_range` replaced by `new_text`, as an editor applies an edit."""
+    start, end = (
+        offset_in(text, edit_range.start, encoding),
+        offset_in(text, edit_range.end, encoding),
+    )
+    assert start <= end
+    return text[:start] + new_text + text[end:]
+
+
 @dataclass
 class Doc:
-    """A document as the test editor holds it: its text and version, kept in step with didChange."""
+    """A document as the test editor holds it: its text and version, kept in step with didChange.
+
+    Positions are in `encoding`, the one the server chose from the client's offer (utf-16 when
+    the client offers none).
+    """
 
     uri: str
     text: str
     version: int = 0
     cursor: int = 0
     history: list[str] = field(default_factory=list)
+    encoding: str = "utf-16"
 
     @classmethod
     def from_case(cls, name: str, uri: str | None = None) -> Doc:
@@ -116,24 +152,28 @@ class Doc:
 
     def changes(self, typed: str) -> Iterable[types.DidChangeTextDocumentParams]:
         """didChange for each character typed at the cursor (the text moves along)."""
-        for change, text in keystrokes(self.uri, self.text, self.cursor, typed, self.version):
-            self.text, self.version = text, change.text_document.version
-            self.cursor += 1
-            yield change
+        for char in typed:
+            yield self.replace(self.cursor, self.cursor, char)
 
     def backspace(self) -> types.DidChangeTextDocumentParams:
         """didChange deleting the character before the cursor."""
-        start, end = position_of(self.text, self.cursor - 1), position_of(self.text, self.cursor)
-        self.text = self.text[: self.cursor - 1] + self.text[self.cursor :]
-        self.cursor -= 1
-        self.version += 1
+        return self.replace(self.cursor - 1, self.cursor, "")
+
+    def replace(
+        self, start: int, end: int, text: str, version: int | None = None
+    ) -> types.DidChangeTextDocumentParams:
+        """didChange replacing text[start:end] (string offsets) with `text`, labelled `version`
+        (default: the next); the cursor ends after the new text."""
+        edit_range = types.Range(
+            start=position_in(self.text, start, self.encoding),
+            end=position_in(self.text, end, self.encoding),
+        )
+        self.text = self.text[:start] + text + self.text[end:]
+        self.cursor = start + len(text)
+        self.version = self.version + 1 if version is None else version
         return types.DidChangeTextDocumentParams(
             text_document=types.VersionedTextDocumentIdentifier(uri=self.uri, version=self.version),
-            content_changes=[
-                types.TextDocumentContentChangePartial(
-                    range=types.Range(start=start, end=end), text=""
-                )
-            ],
+            content_changes=[types.TextDocumentContentChangePartial(range=edit_range, text=text)],
         )
 
     def type(self, client: LanguageClient, typed: str) -> None:
@@ -146,7 +186,7 @@ class Doc:
 
     @property
     def position(self) -> types.Position:
-        return position_of(self.text, self.cursor)
+        return position_in(self.text, self.cursor, self.encoding)
 
 
 async def verified(client: PrewriteClient, doc: Doc) -> Any:
@@ -228,3 +268,107 @@ async def shown(client: LanguageClient, contains: str) -> types.ShowMessageParam
             if contains in message.message:
                 return message
         await client.protocol.wait_for_notification_async(types.WINDOW_SHOW_MESSAGE)
+
+
+def frame(message: Any, length: int | None = None) -> bytes:
+    """One LSP frame: a JSON value (or raw body bytes) with its Content-Length (or `length`)."""
+    body = message if isinstance(message, bytes) else json.dumps(message).encode()
+    return b"Content-Length: %d\r\n\r\n%s" % (len(body) if length is None else length, body)
+
+
+def request(msg_id: int | str, method: str, params: Any = None) -> dict[str, Any]:
+    message = {"jsonrpc": "2.0", "id": msg_id, "method": method}
+    return message if params is None else {**message, "params": params}
+
+
+def stats_request(msg_id: int | str) -> dict[str, Any]:
+    """A well-formed request any server answers, before initialized and without a model."""
+    return request(msg_id, "workspace/executeCommand", {"command": STATS_COMMAND})
+
+
+class RawServer:
+    """`prewrite serve` over stdio, written to byte by byte: for what pytest-lsp cannot send.
+
+    Every message the server writes is kept in `received`, in order.
+    """
+
+    def __init__(self, process: asyncio.subprocess.Process):
+        self.process = process
+        self.received: list[dict[str, Any]] = []
+        self._stderr = asyncio.ensure_future(self._read_stderr())
+        self.stderr = b""
+
+    @classmethod
+    async def start(cls) -> RawServer:
+        """A server that has answered `initialize` (no `initialized`: no model loads)."""
+        process = await asyncio.create_subprocess_exec(
+            *server_command(), stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        server = cls(process)
+        await server.send(frame(request(0, "initialize", {"capabilities": {}})))
+        assert "result" in await server.response(0)
+        return server
+
+    async def send(self, *data: bytes) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(b"".join(data))
+        await self.process.stdin.drain()
+
+    async def message(self, match: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
+        """The first message (seen or to come) that matches."""
+        for seen in self.received:
+            if match(seen):
+                return seen
+        while True:
+            message = await self._read_frame()
+            self.received.append(message)
+            if match(message):
+                return message
+
+    async def response(self, msg_id: int | str | None) -> dict[str, Any]:
+        """The response to `msg_id` (None: the first error answered to `"id": null`)."""
+        return await self.message(lambda m: "method" not in m and m.get("id", 0) == msg_id)
+
+    def responses(self) -> list[dict[str, Any]]:
+        """The responses received so far, in order."""
+        return [m for m in self.received if "method" not in m]
+
+    def logged(self) -> list[str]:
+        """window/logMessage texts received so far."""
+        return [
+            m["params"]["message"] for m in self.received if m.get("method") == "window/logMessage"
+        ]
+
+    async def close(self) -> int:
+        """shutdown and exit (when still running); the exit code; stderr is in `stderr`."""
+        if self.process.returncode is None:
+            await self.send(
+                frame(request("shutdown", "shutdown")), frame({"jsonrpc": "2.0", "method": "exit"})
+            )
+        return await self.end()
+
+    async def end(self) -> int:
+        """Close stdin and wait for the process to end; its exit code."""
+        assert self.process.stdin is not None
+        if not self.process.stdin.is_closing():
+            self.process.stdin.close()
+        code = await self.process.wait()
+        await self._stderr
+        return code
+
+    async def _read_frame(self) -> dict[str, Any]:
+        stdout = self.process.stdout
+        assert stdout is not None
+        length = None
+        while (line := await stdout.readline()).strip():
+            name, _, value = line.decode("ascii").partition(":")
+            if name.lower() == "content-length":
+                length = int(value)
+        assert length is not None, f"the server wrote no frame: {line!r}"
+        message: dict[str, Any] = json.loads(await stdout.readexactly(length))
+        return message
+
+    async def _read_stderr(self) -> None:
+        assert self.process.stderr is not None
+        self.stderr = await self.process.stderr.read()

@@ -15,9 +15,10 @@ from typing import Any
 import pytest
 import pytest_lsp
 from lsprotocol import types
+from pygls.exceptions import JsonRpcRequestCancelled
 from pygls.lsp.client import LanguageClient
 
-from lsp_server.client import ClientProtocol
+from lsp_server.client import ClientProtocol, inline_params, last_trigger
 from lsp_server.wire import STATS_COMMAND, STATUS, TOGGLE_COMMAND
 from tests.lsp_fixtures import (
     DATA,
@@ -26,13 +27,17 @@ from tests.lsp_fixtures import (
     Doc,
     PrewriteClient,
     finish,
+    frame,
     inline,
     plain,
+    raw_notification,
     shown,
     start,
     stats,
     verified,
 )
+
+pytestmark = pytest.mark.timeout(600)
 
 MISSING_MODEL = "/nonexistent/prewrite-model"
 
@@ -91,22 +96,55 @@ async def loading_client(lsp_client: PrewriteClient, real_model_name: str):
 @pytest.mark.real_model
 async def test_a_trigger_before_the_model_is_ready_gets_an_empty_answer(loading_client):
     client = loading_client
-    await client.initialize_session(
+    client.capabilities = pytest_lsp.client_capabilities("neovim")
+    await client.initialize_async(  # no `initialized` yet: the model loads after it
         types.InitializeParams(
-            capabilities=pytest_lsp.client_capabilities("neovim"),
-            initialization_options=TEST_SETTINGS,
+            capabilities=client.capabilities, initialization_options=TEST_SETTINGS
         )
     )
     doc = Doc.from_case("numbers")
     doc.open(client)
     doc.type(client, doc.typed_case("numbers"))
 
-    answer = await inline(client, doc)
-    ready_before = any(s.state == "ready" for s in client.watch.statuses)
-
-    assert answer is None or ready_before
+    assert await inline(client, doc) is None
+    assert await plain(client, doc) is None
+    report = await stats(client)
+    assert report["state"] == "loading" and client.watch.statuses == []
+    assert report["drafts"]["submitted"] == 0  # no draft to fail with "no model is loaded"
+    client.initialized(types.InitializedParams())
     assert (await client.watch.settled()).state == "ready"
+    assert await inline(client, doc)  # the same trigger, once the model is ready
     await client.shutdown_session()
+
+
+@pytest.mark.real_model
+async def test_a_cancelled_trigger_stops_the_engine_at_its_next_forward(loading_client):
+    client = loading_client
+    await start(client, {**TEST_SETTINGS, "drafting": False, "maxTokens": 256})
+    doc = Doc.from_case("numbers", uri="file:///workspace/cancelled.py")
+    doc.open(client)
+    doc.type(client, doc.typed_case("numbers"))
+    before = (await stats(client))["forwards"]["residual"]
+
+    pending = client.protocol.send_request(
+        types.TEXT_DOCUMENT_INLINE_COMPLETION, inline_params(doc.uri, doc.position), msg_id="x"
+    )
+    raw_notification(client, "$/cancelRequest", {"id": "x"})
+    with pytest.raises(JsonRpcRequestCancelled):
+        await asyncio.wrap_future(pending)
+    at_cancel = (await stats(client))["forwards"]["residual"]
+    await plain(client, doc)  # queued behind the cancelled job: it has ended
+    report = await stats(client)
+
+    assert report["forwards"]["residual"] - at_cancel <= 1  # the forward under way, no more
+    assert last_trigger(report, doc.uri) == {}  # never answered, nor resumed as drafting
+    assert report["drafts"]["submitted"] == 0
+    cancelled = report["forwards"]["residual"] - before
+    full = Doc.from_case("numbers", uri="file:///workspace/not-cancelled.py")
+    full.open(client)
+    full.type(client, full.typed_case("numbers"))
+    assert await inline(client, full)
+    assert cancelled < last_trigger(await stats(client), full.uri)["residualForwards"]
 
 
 async def test_serve_over_tcp_binds_localhost_and_exits_cleanly():
@@ -114,8 +152,15 @@ async def test_serve_over_tcp_binds_localhost_and_exits_cleanly():
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     server = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "lsp_server.cli", "serve", "--tcp", str(port),
-        "--log-level", "INFO", stderr=asyncio.subprocess.PIPE,
+        sys.executable,
+        "-m",
+        "lsp_server.cli",
+        "serve",
+        "--tcp",
+        str(port),
+        "--log-level",
+        "INFO",
+        stderr=asyncio.subprocess.PIPE,
     )
     assert server.stderr is not None
     while b"Serving on" not in (line := await server.stderr.readline()):
@@ -135,11 +180,6 @@ async def test_serve_over_tcp_binds_localhost_and_exits_cleanly():
     assert await server.wait() == 0
     await drain
     await client.stop()
-
-
-def frame(message: dict[str, Any]) -> bytes:
-    body = json.dumps(message).encode()
-    return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
 
 
 async def read_frame(stream: asyncio.StreamReader) -> dict[str, Any]:

@@ -18,6 +18,8 @@ from inference.engine.engine import Update
 from inference.errors import ContextOverflowError, ModelNotFoundError, Superseded
 from lsp_server.worker import OVERDUE_S, PAUSED_S, DraftEvent, Worker
 
+pytestmark = pytest.mark.timeout(60)
+
 FORWARDS_PER_ANSWER = 3
 
 
@@ -205,7 +207,12 @@ async def test_intermediate_versions_are_dropped_and_only_the_newest_is_drafted(
     ]
     assert (await harness.event("a", "accepted", 1)).completion is not None
     assert harness.worker.stats() == {
-        "submitted": 50, "processed": 1, "superseded": 1, "dropped": 48, "failed": 0, "pending": 0,
+        "submitted": 50,
+        "processed": 1,
+        "superseded": 1,
+        "dropped": 48,
+        "failed": 0,
+        "pending": 0,
     }
 
 
@@ -234,6 +241,20 @@ async def test_a_cancelled_trigger_goes_on_as_drafting(harness):
 
     assert event.completion is not None and event.completion.text == "A1"
     assert [c[0] for c in harness.engine.calls] == ["finalize", "update"]
+
+
+async def test_a_cancelled_trigger_with_drafting_off_stops_at_its_next_forward(harness):
+    harness.engine.gate.clear()
+    answer = harness.worker.finalize("a", request("a1"), 7, resume=False)
+    await harness.wait_in_forward()
+    answer.cancel()
+    await asyncio.sleep(0)  # one loop turn: the future's done callbacks run
+    harness.engine.gate.set()
+    await harness.worker.plain(request("sync"))  # queued behind it: the cancelled job ended
+
+    assert harness.engine.counter.by_phase["residual"] == 1  # the forward under way, no more
+    assert [c[0] for c in harness.engine.calls] == ["finalize", "generate"]  # no drafting
+    assert harness.worker.stats()["submitted"] == 0
 
 
 async def test_a_trigger_answers_from_the_verified_draft_without_forwards(harness):
@@ -342,7 +363,12 @@ async def test_an_engine_that_batches_runs_several_documents_drafts_together(har
     assert isinstance((await harness.event("c", "failed", 1)).error, ContextOverflowError)
     assert harness.engine.batches == [["a", "b", "c"]]  # b and c joined a's running batch
     assert harness.worker.stats() == {
-        "submitted": 3, "processed": 2, "superseded": 0, "dropped": 0, "failed": 1, "pending": 0,
+        "submitted": 3,
+        "processed": 2,
+        "superseded": 0,
+        "dropped": 0,
+        "failed": 1,
+        "pending": 0,
     }
 
 
