@@ -26,7 +26,7 @@ from inference.runtimes.torch_runtime import load_model
 from lsp_server.cli import build_parser
 from tests.tiny_models import build_tiny_model
 
-pytestmark = pytest.mark.usefixtures("one_torch_thread")
+pytestmark = [pytest.mark.usefixtures("one_torch_thread"), pytest.mark.timeout(60)]
 
 IDS = torch.tensor([[5, 17, 42, 99, 7, 250, 3]])  # [1, S]
 LORA = {"r": 4, "lora_alpha": 8, "target_modules": ["q_proj", "k_proj", "v_proj", "o_proj"],

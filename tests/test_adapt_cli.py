@@ -12,6 +12,8 @@ import torch
 from inference.bench.results import shape_problems
 from lsp_server.cli import main
 
+pytestmark = pytest.mark.timeout(120)
+
 DATA = Path(__file__).parent / "data"
 MODEL_OPTIONS = ["--dtype", "float64", "--threads", "1"]
 

@@ -22,7 +22,7 @@ from inference.config import EngineConfig
 from inference.engine import Engine
 from tests.tiny_models import build_tiny_model
 
-pytestmark = pytest.mark.usefixtures("one_torch_thread")
+pytestmark = [pytest.mark.usefixtures("one_torch_thread"), pytest.mark.timeout(60)]
 
 DATA = Path(__file__).parent / "data" / "adapt"
 CLAMP_PROMPT = (

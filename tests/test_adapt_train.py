@@ -22,7 +22,7 @@ from inference.engine.prompting import PromptBuilder
 from inference.errors import ConfigError
 from inference.runtimes.torch_runtime import load_model
 
-pytestmark = pytest.mark.usefixtures("one_torch_thread")
+pytestmark = [pytest.mark.usefixtures("one_torch_thread"), pytest.mark.timeout(60)]
 
 
 

@@ -11,6 +11,8 @@ from inference import packs
 from inference.bench.results import shape_problems
 from lsp_server.cli import main
 
+pytestmark = pytest.mark.timeout(600)
+
 DATA = Path(__file__).parent / "data" / "bench"
 MODEL = "smollm2-135m"
 

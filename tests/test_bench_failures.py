@@ -17,6 +17,8 @@ MODULE = '''"""A module of doctested helpers."""
 from functools import reduce
 import operator
 
+pytestmark = pytest.mark.timeout(60)
+
 _SCALE = 10
 
 

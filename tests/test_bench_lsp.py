@@ -17,6 +17,8 @@ from lsp_server.benchlsp.typist import QUOTES, Typist
 from lsp_server.errors import ServerError
 from lsp_server.spec import find_spec
 
+pytestmark = pytest.mark.timeout(600)
+
 
 def test_default_sessions_are_real_files_with_a_function_to_spec():
     sessions = default_sessions(20)

@@ -21,6 +21,8 @@ from inference.bench.results import (
 )
 from inference.bench.runner import BenchRun, ExampleResult
 
+pytestmark = pytest.mark.timeout(60)
+
 META = {"suite": "humaneval", "model": "m", "acceptance": "exact", "dtype": "float32",
         "device": "cpu"}  # fmt: skip
 

@@ -19,6 +19,8 @@ from inference.bench.sandbox import Limits
 from inference.bench.suites import Problem, read_jsonl
 from inference.errors import ContextOverflowError
 
+pytestmark = pytest.mark.timeout(60)
+
 DATA = Path(__file__).parent / "data" / "bench"
 ANSWER = "    return a + b\n"
 

@@ -7,6 +7,8 @@ import pytest
 from inference.bench.sandbox import Limits, run_test
 from inference.bench.suites import Problem
 
+pytestmark = pytest.mark.timeout(60)
+
 ADD = Problem(
     task_id="t/add",
     prompt='def add(a, b):\n    """Return a + b."""\n',

@@ -11,6 +11,8 @@ import pytest
 from inference.bench.segment import DocstringNotFound, split_docstring, split_prompt
 from inference.bench.suites import load_suite, read_jsonl
 
+pytestmark = pytest.mark.timeout(60)
+
 DATA = Path(__file__).parent / "data" / "bench"
 CASES = json.loads((DATA / "segmentation.json").read_text(encoding="utf-8"))
 

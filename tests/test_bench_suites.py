@@ -10,6 +10,8 @@ import pytest
 from inference.bench.errors import SuiteError
 from inference.bench.suites import load_suite
 
+pytestmark = pytest.mark.timeout(60)
+
 DATA = Path(__file__).parent / "data" / "bench"
 
 

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
+
 from inference.runtimes.cpu_load import FreeCores
 from inference.runtimes.machine import amx_state, describe_cpu, llamacpp_features, llamacpp_vector
+
+pytestmark = pytest.mark.timeout(60)
 
 TICKS = 100  # os.sysconf("SC_CLK_TCK") on Linux
 

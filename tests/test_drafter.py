@@ -33,7 +33,7 @@ from inference.runtimes.base import Feed, Output
 from inference.runtimes.torch_runtime import load_model
 from lsp_server.cli import main
 
-pytestmark = pytest.mark.usefixtures("one_torch_thread")
+pytestmark = [pytest.mark.usefixtures("one_torch_thread"), pytest.mark.timeout(60)]
 
 CPU = torch.device("cpu")
 # No `def` in the text: the body-end rule is off, so answers run to the token budget.

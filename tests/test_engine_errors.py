@@ -25,6 +25,8 @@ from inference.errors import (
 )
 from tests.tiny_models import build_tiny_model
 
+pytestmark = pytest.mark.timeout(60)
+
 
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory) -> Engine:

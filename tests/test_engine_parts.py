@@ -5,11 +5,14 @@ KV reuse is tested on both runtimes in test_runtimes.py.
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from inference.engine.acceptance import ExactRule, SampleRule, ThresholdRule
 from inference.engine.lookahead import StaleDraft
 from inference.engine.stopping import BodyEnd
+
+pytestmark = pytest.mark.timeout(60)
 
 
 def logits_for(probs: list[list[float]]) -> torch.Tensor:

@@ -12,6 +12,8 @@ from inference.engine.prompting import PromptBuilder, extract_body, function_ind
 from inference.errors import ConfigError, EmptyRequestError
 from tests.tiny_models import build_tokenizer
 
+pytestmark = pytest.mark.timeout(60)
+
 SPEC = 'import os\n\n\ndef size(path):\n    """Return the size of the file at path."""\n'
 
 

@@ -19,7 +19,7 @@ from inference.config import EngineConfig
 from inference.engine import Engine
 from inference.engine.kvcache import KVState, run_alone
 
-pytestmark = pytest.mark.real_model
+pytestmark = [pytest.mark.real_model, pytest.mark.timeout(300)]
 
 HEAD = 'import math\n\n\ndef is_prime(n: int) -> bool:\n    """'
 STEPS = (

@@ -17,6 +17,8 @@ from inference.config import EngineConfig
 from inference.engine import Engine
 from inference.errors import Superseded
 
+pytestmark = pytest.mark.timeout(60)
+
 # No `def` in the text: the body-end rule is off, so answers run to the token budget.
 OLD = Request("values = [3, 1, 2]\n# sort the values\n")
 NEW = Request("values = [3, 1, 2]\n# sort the values in place and print them\n")

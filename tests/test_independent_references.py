@@ -20,7 +20,7 @@ from inference.config import EngineConfig
 from inference.engine import Engine
 from tests.references import check_identical
 
-pytestmark = pytest.mark.real_model
+pytestmark = [pytest.mark.real_model, pytest.mark.timeout(1200)]
 
 @pytest.fixture(scope="module")
 def qwen_llamacpp(code_model_name: str) -> Iterator[Engine]:

@@ -7,6 +7,8 @@ import pytest
 from inference.errors import ConfigError
 from inference.runtimes.llamacpp_numerics import choose_numerics, invariance_blocker
 
+pytestmark = pytest.mark.timeout(60)
+
 BUILT_OUT = "CPU : SSE3 = 1 | AVX2 = 1 | AVX512 = 1 | OPENMP = 1 | REPACK = 1 | "
 WITH_SGEMM = "CPU : SSE3 = 1 | AVX2 = 1 | AVX512 = 1 | LLAMAFILE = 1 | OPENMP = 1 | "
 TILED_OFF = {"GGML_CPU_TILED_MM": "0"}

@@ -31,6 +31,8 @@ from tests.references import check_identical
 from tests.tiny_models import build_tiny_model
 from tests.vllm_fixtures import TcpProxy, VllmServer, free_port, vllm_python
 
+pytestmark = pytest.mark.timeout(1200)
+
 MODEL = "smollm2-135m"
 HEAD = 'import math\n\n\ndef is_prime(n: int) -> bool:\n    """'
 STEPS = (

@@ -17,6 +17,8 @@ from inference.errors import ConfigError, ContextOverflowError, ModelFolderError
 from inference.runtimes import choose_runtime, load_runtime, model_files
 from inference.runtimes.base import Feed, Runtime
 
+pytestmark = pytest.mark.timeout(60)
+
 # Measured on the tiny model (logits of magnitude ~16): torch float32 agrees with a fresh
 # forward to 4e-6. llama.cpp with batch-invariant numerics (the default where the build allows
 # it, as `make venv` builds it: llamacpp_numerics.py) gives the very same logits whatever the

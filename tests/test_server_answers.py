@@ -12,6 +12,8 @@ from inference.errors import Superseded
 from lsp_server.answers import STALE_RETRIES, Answers
 from lsp_server.context import ServerContext
 
+pytestmark = pytest.mark.timeout(60)
+
 URI = "file:///a.py"
 ANSWER = Completion("    return 1\n", [1], "stop", Cost())
 

@@ -22,7 +22,11 @@ from lsprotocol import types
 from lsp_server.client import inline_params
 from tests.lsp_fixtures import CURSOR, DATA, SERVER, Doc, PrewriteClient, finish, start, verified
 
-pytestmark = [pytest.mark.real_model, pytest.mark.asyncio(loop_scope="module")]
+pytestmark = [
+    pytest.mark.real_model,
+    pytest.mark.asyncio(loop_scope="module"),
+    pytest.mark.timeout(300),
+]
 
 ROOT = Path(__file__).resolve().parents[1]
 CASES = DATA / "brace"

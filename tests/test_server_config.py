@@ -23,6 +23,8 @@ from lsp_server.config import (
 from lsp_server.errors import SettingsError
 from lsp_server.trace import Trace, read_workspace_settings
 
+pytestmark = pytest.mark.timeout(60)
+
 DATA = Path(__file__).parent / "data" / "server"
 
 

@@ -7,6 +7,8 @@ from pygls.workspace import TextDocument
 
 from lsp_server.convert import offset_at, position_at
 
+pytestmark = pytest.mark.timeout(60)
+
 
 @pytest.mark.parametrize(
     ("source", "offset", "line", "character"),

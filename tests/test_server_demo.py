@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-pytestmark = pytest.mark.real_model
+pytestmark = [pytest.mark.real_model, pytest.mark.timeout(1900)]
 
 
 def test_prewrite_demo_types_triggers_and_reports(real_model_name, tmp_path):

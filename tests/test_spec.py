@@ -16,6 +16,8 @@ from hypothesis import strategies as st
 from lsp_server.documents import Document
 from lsp_server.spec import Edit, answer_edit, find_spec, language_of, without_lines_below
 
+pytestmark = pytest.mark.timeout(60)
+
 DATA = Path(__file__).parent / "data" / "spec"
 CURSOR = "‸"
 CASES = sorted(DATA.glob("*.case"))
