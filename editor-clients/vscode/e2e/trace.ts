@@ -97,13 +97,6 @@ export function lastAnswer(log: string, uri: string): InlineItem | undefined {
   return undefined;
 }
 
-/** The newest prewrite/draft notification for `uri` in the trace (status and text), if any. */
-export function lastDraft(log: string, uri: string): { status: string; text: string } | undefined {
-  const drafts = messages(log).filter((m) => m.header.startsWith("Received notification 'prewrite/draft'"));
-  const body = drafts.map((m) => m.body as { uri?: string; status?: string; text?: string }).findLast((b) => b?.uri === uri);
-  return body ? { status: String(body.status), text: String(body.text ?? '') } : undefined;
-}
-
 function requestId(header: string): number {
   return Number(header.match(/ - \((\d+)\)'/)?.[1]);
 }
@@ -120,4 +113,11 @@ export function offsetAt(text: string, position: { line: number; character: numb
     offset = text.indexOf('\n', offset) + 1;
   }
   return offset + position.character;
+}
+
+/** How many `method` notifications for `uri` the client sent, by the trace. */
+export function sentFor(log: string, method: string, uri: string): number {
+  return messages(log).filter(
+    (m) => m.header.startsWith(`Sending notification '${method}'`) && (m.body as { textDocument?: { uri?: string } })?.textDocument?.uri === uri,
+  ).length;
 }

@@ -2,7 +2,10 @@
 
 import * as vscode from 'vscode';
 import {
+  CloseAction,
+  CloseHandlerResult,
   DidChangeConfigurationNotification,
+  ErrorAction,
   ExecuteCommandRequest,
   LanguageClient,
   LanguageClientOptions,
@@ -21,12 +24,17 @@ import {
   TOGGLE_COMMAND,
   insertTextOf,
 } from './protocol';
+import { CrashRecovery } from './restarts';
 import { Contributed, Getter, SECTION, launchChanged, serverKeys, serverLaunch, serverSettings } from './settings';
 import { StatusBar } from './statusBar';
 
 let client: LanguageClient | undefined;
 let statusBar: StatusBar;
+let output: vscode.LogOutputChannel;
+let recovery: CrashRecovery | undefined;
 let keys: string[];
+
+const RESTART_COMMAND = 'prewrite.restartServer';
 
 const getter: Getter = (key) => vscode.workspace.getConfiguration(SECTION).get(key);
 
@@ -39,18 +47,24 @@ const userGetter: Getter = (key) => {
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   const contributed: Contributed = context.extension.packageJSON.contributes.configuration.properties;
   keys = serverKeys(contributed);
-  statusBar = new StatusBar('prewrite.toggleCompletions');
+  statusBar = new StatusBar({ toggle: 'prewrite.toggleCompletions', restart: RESTART_COMMAND });
+  // One channel for every server of this window, so that its log and log level outlive restarts.
+  output = vscode.window.createOutputChannel('prewrite', { log: true });
+  // A crashed server is started again by the same client, which sends it the open documents.
+  recovery = new CrashRecovery(() => void run(client!, serverLaunch(getter).command));
   context.subscriptions.push(
     statusBar,
+    output,
     vscode.commands.registerCommand('prewrite.toggleCompletions', toggle),
     vscode.commands.registerCommand('prewrite.showStats', showStats),
-    vscode.commands.registerCommand('prewrite.restartServer', restart),
+    vscode.commands.registerCommand(RESTART_COMMAND, restart),
     vscode.workspace.onDidChangeConfiguration(onConfigurationChanged),
   );
   await start();
 }
 
 export async function deactivate(): Promise<void> {
+  recovery?.reset();
   const stopping = client;
   client = undefined;
   if (stopping?.needsStop()) {
@@ -66,9 +80,15 @@ async function start(): Promise<void> {
       { scheme: 'file', language },
       { scheme: 'untitled', language },
     ]),
-    initializationOptions: serverSettings(keys, userGetter),
-    outputChannelName: 'prewrite',
+    // read at each start, so that a server restarted after a crash gets the settings of now
+    initializationOptions: () => serverSettings(keys, userGetter),
+    outputChannel: output,
     middleware: statusMiddleware(),
+    errorHandler: {
+      // as vscode-languageclient's own: a few broken messages are borne, more stop the server
+      error: (_error, _message, count) => ({ action: count !== undefined && count <= 3 ? ErrorAction.Continue : ErrorAction.Shutdown }),
+      closed: onClosed,
+    },
   };
   client = new LanguageClient('prewrite', 'prewrite', serverOptions, clientOptions);
   client.onDidChangeState(({ newState }) => {
@@ -78,12 +98,43 @@ async function start(): Promise<void> {
   });
   client.onNotification(DRAFT_NOTIFICATION, onDraft);
   client.onNotification(STATUS_NOTIFICATION, (params: StatusParams) => statusBar.update({ kind: 'server', ...params }));
+  await run(client, launch.command);
+}
+
+/** Start (or start again) a client's server and show how that went. */
+async function run(starting: LanguageClient, command: string): Promise<void> {
+  statusBar.update({ kind: 'starting' });
   try {
-    await client.start();
+    await starting.start();
     statusBar.update({ kind: 'started' });
   } catch (error) {
-    statusBar.update({ kind: 'failed', message: `could not start ${launch.command}: ${String(error)}` });
+    // (after a server that died while starting, the status bar keeps what onClosed said)
+    statusBar.update({ kind: 'failed', message: `could not start ${command}: ${String(error)}` });
   }
+}
+
+/**
+ * The server went away unasked (the client's own stops do not come here): start it again after a
+ * pause, or give up after too many crashes. The client itself would restart at once, so it is
+ * left stopped and the recovery's timer starts it; a restart or stop asked for in the pause then
+ * finds nothing running and cancels the timer.
+ */
+function onClosed(): CloseHandlerResult {
+  const decision = recovery!.crashed();
+  if (decision.action === 'restart') {
+    const { crash, limit, delayMs } = decision;
+    statusBar.update({ kind: 'restarting', crash, limit, inMs: delayMs });
+    const message = `The prewrite server stopped unexpectedly (crash ${crash} of ${limit}); it starts again in ${delayMs / 1000} s.`;
+    return { action: CloseAction.DoNotRestart, message, handled: true };
+  }
+  const minutes = decision.windowMs / 60_000;
+  const message =
+    `The prewrite server crashed ${decision.crashes} times within ${minutes} minutes and is not started again: ` +
+    `see the prewrite output channel; "prewrite: Restart server" starts it.`;
+  statusBar.update({ kind: 'gaveUp', message });
+  const again = 'Restart server';
+  void vscode.window.showErrorMessage(message, again).then((choice) => (choice === again ? restart() : undefined));
+  return { action: CloseAction.DoNotRestart, message, handled: true };
 }
 
 /** Feeds model-loading progress and completion latency into the status bar. */
@@ -132,10 +183,10 @@ async function toggle(): Promise<void> {
 
 async function showStats(): Promise<void> {
   const stats = await executeServerCommand(STATS_COMMAND);
-  if (stats !== undefined && client) {
-    client.outputChannel.appendLine(`prewrite stats ${new Date().toISOString()}`);
-    client.outputChannel.appendLine(JSON.stringify(stats, null, 2));
-    client.outputChannel.show(true);
+  if (stats !== undefined) {
+    output.appendLine(`prewrite stats ${new Date().toISOString()}`);
+    output.appendLine(JSON.stringify(stats, null, 2));
+    output.show(true);
   }
 }
 

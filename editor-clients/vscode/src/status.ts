@@ -1,6 +1,6 @@
 // The status bar's state machine and text; pure, so it is tested without VS Code.
 
-export type Phase = 'starting' | 'loading' | 'drafting' | 'ready' | 'off' | 'stopped' | 'error';
+export type Phase = 'starting' | 'loading' | 'drafting' | 'ready' | 'off' | 'stopped' | 'restarting' | 'crashed' | 'error';
 
 export interface Status {
   phase: Phase;
@@ -9,9 +9,18 @@ export interface Status {
   model?: string; // the model the server loads or runs
   lastLatencyMs?: number; // trigger-to-answer time of the last inline completion
   lastChars?: number; // length of the last answer
+  restart?: Restart; // while restarting after a crash
+}
+
+/** A restart after a crash: crash `crash` of the `limit` that give up, the server starts in `inMs`. */
+export interface Restart {
+  crash: number;
+  limit: number;
+  inMs: number;
 }
 
 export type StatusEvent =
+  | { kind: 'starting' }
   | { kind: 'started' }
   | { kind: 'progress'; stage: 'begin' | 'report' | 'end'; message?: string; percentage?: number }
   | { kind: 'server'; state: string; model?: string; message?: string }
@@ -19,6 +28,8 @@ export type StatusEvent =
   | { kind: 'answered'; ms: number; chars: number }
   | { kind: 'toggled'; enabled: boolean }
   | { kind: 'stopped' }
+  | ({ kind: 'restarting' } & Restart)
+  | { kind: 'gaveUp'; message: string }
   | { kind: 'failed'; message: string };
 
 export const INITIAL: Status = { phase: 'starting' };
@@ -26,18 +37,27 @@ export const INITIAL: Status = { phase: 'starting' };
 /** The server's draft statuses that mean "a draft is being (re)written" (the rest mean ready). */
 const DRAFTING_STATUSES = new Set(['regenerating', 'drafting']);
 
+/** Phases with no server running, and the events that end them: a new start, or a crash's news. */
+const DOWN_PHASES = new Set<Phase>(['stopped', 'restarting', 'crashed']);
+const UP_EVENTS = new Set<StatusEvent['kind']>(['starting', 'started', 'restarting', 'gaveUp']);
+
 /**
- * The status after one event. 'stopped' changes only with a new start (messages still in flight
- * from the old server are ignored); 'off' only with a toggle, a stop or the server's word.
+ * The status after one event. With no server ('stopped', or a crash's 'restarting' and 'crashed')
+ * it changes only with a new start or a crash: messages still in flight from the old server are
+ * ignored, and so are the stop and the failed start that follow a crash (the crash's status says
+ * more; a new start's failure comes after its 'starting'). 'off' changes only with a toggle, a
+ * stop, a crash or the server's word.
  */
 export function reduce(status: Status, event: StatusEvent): Status {
-  if (status.phase === 'stopped' && event.kind !== 'started' && event.kind !== 'failed') {
+  if (DOWN_PHASES.has(status.phase) && !UP_EVENTS.has(event.kind)) {
     return status;
   }
-  if (status.phase === 'off' && !['toggled', 'stopped', 'server'].includes(event.kind)) {
+  if (status.phase === 'off' && !['toggled', 'stopped', 'server', 'restarting', 'gaveUp'].includes(event.kind)) {
     return event.kind === 'answered' ? { ...status, lastLatencyMs: event.ms, lastChars: event.chars } : status;
   }
   switch (event.kind) {
+    case 'starting':
+      return { ...status, phase: 'starting', progress: undefined, detail: undefined, restart: undefined };
     case 'started':
       // The process answered initialize; the model loads next, and the server says when ready.
       return ['starting', 'stopped', 'error'].includes(status.phase)
@@ -71,6 +91,12 @@ export function reduce(status: Status, event: StatusEvent): Status {
       return { ...status, phase: event.enabled ? 'ready' : 'off' };
     case 'stopped':
       return { ...status, phase: 'stopped', progress: undefined };
+    case 'restarting': {
+      const { crash, limit, inMs } = event;
+      return { ...status, phase: 'restarting', progress: undefined, detail: undefined, restart: { crash, limit, inMs } };
+    }
+    case 'gaveUp':
+      return { ...status, phase: 'crashed', progress: undefined, detail: event.message, restart: undefined };
     case 'failed':
       return { ...status, phase: 'error', detail: event.message };
   }
@@ -93,6 +119,7 @@ function fromServer(status: Status, state: string, message?: string): Status {
 export interface Rendered {
   text: string; // with VS Code $(icon) syntax
   tooltip: string;
+  click: 'toggle' | 'restart'; // what a click on the item does
 }
 
 const ICONS: Record<Phase, string> = {
@@ -102,6 +129,8 @@ const ICONS: Record<Phase, string> = {
   ready: '$(check)',
   off: '$(circle-slash)',
   stopped: '$(debug-stop)',
+  restarting: '$(debug-restart)',
+  crashed: '$(error)',
   error: '$(error)',
 };
 
@@ -120,6 +149,11 @@ export function render(status: Status): Rendered {
     case 'ready':
       label = status.lastLatencyMs === undefined ? 'ready' : formatLatency(status.lastLatencyMs);
       break;
+    case 'restarting': {
+      const restart = status.restart;
+      label = restart ? `restarting (crash ${restart.crash} of ${restart.limit}, in ${Math.round(restart.inMs / 1000)} s)` : 'restarting';
+      break;
+    }
     default:
       label = status.phase;
   }
@@ -130,6 +164,8 @@ export function render(status: Status): Rendered {
   if (status.lastLatencyMs !== undefined) {
     lines.push(`last completion: ${formatLatency(status.lastLatencyMs)}, ${status.lastChars ?? 0} characters`);
   }
-  lines.push('click to toggle completions');
-  return { text: `${ICONS[status.phase]} prewrite ${label}`, tooltip: lines.join('\n') };
+  // Once the server is given up on, a click is the way out: a restart with the crashes forgiven.
+  const click = status.phase === 'crashed' ? 'restart' : 'toggle';
+  lines.push(click === 'restart' ? 'click to restart the server' : 'click to toggle completions');
+  return { text: `${ICONS[status.phase]} prewrite ${label}`, tooltip: lines.join('\n'), click };
 }

@@ -7,8 +7,8 @@ export class StatusBar implements vscode.Disposable {
   private readonly item = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Right, 100);
   private status: Status = INITIAL;
 
-  constructor(command: string) {
-    this.item.command = command;
+  /** `commands`: what a click runs, by what the rendered status asks for. */
+  constructor(private readonly commands: { toggle: string; restart: string }) {
     this.draw();
     this.item.show();
   }
@@ -28,10 +28,12 @@ export class StatusBar implements vscode.Disposable {
   }
 
   private draw(): void {
-    const { text, tooltip } = render(this.status);
+    const { text, tooltip, click } = render(this.status);
     this.item.text = text;
     this.item.tooltip = tooltip;
-    this.item.backgroundColor =
-      this.status.phase === 'error' ? new vscode.ThemeColor('statusBarItem.errorBackground') : undefined;
+    this.item.command = this.commands[click];
+    this.item.backgroundColor = ['error', 'crashed'].includes(this.status.phase)
+      ? new vscode.ThemeColor('statusBarItem.errorBackground')
+      : undefined;
   }
 }

@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { installFakeVscode } from './fakeVscode';
+import { serverPids } from './processes';
 import type * as Extension from '../src/extension';
 import { python, repoRoot, serverTestSkipReason } from './repo';
 
@@ -55,27 +56,24 @@ test('activate starts the server; the status bar and commands follow it', { skip
   let text = readFileSync(source, 'utf8');
   const document = { uri: fake.Uri.file(source), languageId: 'python', version: 1, getText: () => text };
   fake.activeTextEditor = { document };
+  fake.textDocuments.push(document);
   fake.opened.fire(document);
-  for (const chunk of scenario.typed as string[]) {
+  const type = (chunk: string) => {
     const lines = text.split('\n');
     const end = new fake.Position(lines.length - 1, lines[lines.length - 1].length);
     const change = { range: new fake.Range(end, end), rangeOffset: text.length, rangeLength: 0, text: chunk };
     text += chunk;
     document.version += 1;
     fake.changed.fire({ document, contentChanges: [change], reason: undefined });
-  }
+  };
+  (scenario.typed as string[]).forEach(type);
   await until(() => fake.executed.includes('editor.action.inlineSuggest.trigger'), MODEL_MS, () => `${status()} ${fake.executed}`);
   assert.equal(fake.inlineProviders.length, 1, 'the language client registered an inline completion provider');
   const languages = (fake.inlineSelectors[0] as { language: string; scheme: string }[]).map((s) => `${s.scheme}:${s.language}`);
   assert.deepEqual(languages.sort(), [
     'file:javascript', 'file:python', 'file:typescript', 'untitled:javascript', 'untitled:python', 'untitled:typescript',
   ]);
-  const lines = text.split('\n');
-  const position = new fake.Position(lines.length - 1, lines[lines.length - 1].length);
-  const cancel = { isCancellationRequested: false, onCancellationRequested: () => ({ dispose() {} }) };
-  const answer = (await fake.inlineProviders[0].provideInlineCompletionItems(document, position, { triggerKind: 0 }, cancel)) as {
-    items: { insertText: string }[];
-  };
+  const answer = await ask(fake.inlineProviders[0]);
   assert.match(answer.items[0].insertText, /^"""\n\s*\S/);
   assert.match(fake.statusBar.text, /^\$\(check\) prewrite \d+ ms$/, 'answered from the draft at once');
   assert.match(String(fake.statusBar.tooltip), new RegExp(`${answer.items[0].insertText.length} characters`));
@@ -89,6 +87,37 @@ test('activate starts the server; the status bar and commands follow it', { skip
   const stats = JSON.parse(fake.output.slice(fake.output.findIndex((line) => line.startsWith('prewrite stats')) + 1).join('\n').split('\nprewrite stats')[0]);
   assert.equal(stats.model, 'smollm2-135m');
 
+  // The server dies (SIGKILL) while it drafts: the status bar says when it starts again, the same
+  // client starts a new server and sends it the open document, and the new server answers for it.
+  const [killed] = serverPids(process.pid);
+  assert.ok(killed, 'a prewrite server runs under this process');
+  let mark = fake.statusSeen.length;
+  type(' Raise ValueError for equal points.');
+  await until(() => fake.statusSeen.slice(mark).includes('$(sync~spin) prewrite drafting'), MODEL_MS, status);
+  process.kill(killed, 'SIGKILL');
+  const restarting = '$(debug-restart) prewrite restarting (crash 1 of 5, in 2 s)';
+  await until(() => fake.statusSeen.slice(mark).includes(restarting), 10_000, status);
+  mark = fake.statusSeen.indexOf(restarting, mark);
+  await until(() => fake.statusSeen.slice(mark).some((text) => text.startsWith('$(check) prewrite')), MODEL_MS, status);
+  const afterCrash = fake.statusSeen.slice(mark);
+  const order = ['restarting', 'starting', 'loading', '$(check)'].map((word) => afterCrash.findIndex((text) => text.includes(word)));
+  assert.deepEqual([...order].sort((a, b) => a - b), order, `restarting, starting, loading, ready: ${JSON.stringify(afterCrash)}`);
+  assert.ok(!order.includes(-1), JSON.stringify(afterCrash));
+  const [restarted] = serverPids(process.pid);
+  assert.ok(restarted && restarted !== killed, `a new server: ${restarted}, not ${killed}`);
+  assert.equal(fake.inlineProviders.length, 2, 'the restarted client registered its provider again');
+  const again = await ask(fake.inlineProviders[1]);
+  assert.match(again.items[0].insertText, /^"""\n\s*\S/, 'the new server has the document (didOpen was sent again)');
+  assert.ok(!fake.messages.some((message) => /crashed/.test(message)), fake.messages.join(' | '));
+
   await extension.deactivate();
   await until(() => fake.statusBar.text === '$(debug-stop) prewrite stopped', 10_000, status);
+
+  /** The provider's answer at the end of the document. */
+  async function ask(provider: (typeof fake.inlineProviders)[number]): Promise<{ items: { insertText: string }[] }> {
+    const lines = text.split('\n');
+    const position = new fake.Position(lines.length - 1, lines[lines.length - 1].length);
+    const cancel = { isCancellationRequested: false, onCancellationRequested: () => ({ dispose() {} }) };
+    return (await provider.provideInlineCompletionItems(document, position, { triggerKind: 0 }, cancel)) as { items: { insertText: string }[] };
+  }
 });

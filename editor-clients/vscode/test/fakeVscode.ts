@@ -112,12 +112,14 @@ export interface Fake {
   commands: Map<string, (...args: unknown[]) => unknown>;
   executed: string[];
   statusBar: { text: string; tooltip: string };
+  statusSeen: string[]; // every text the status bar item showed, in order
   output: string[];
   messages: string[];
   configurationChanged: EventEmitter<{ affectsConfiguration(section: string): boolean }>;
   opened: EventEmitter<FakeDocument>;
   changed: EventEmitter<{ document: FakeDocument; contentChanges: unknown[]; reason: undefined }>;
   activeTextEditor: { document: FakeDocument } | undefined;
+  textDocuments: FakeDocument[]; // the open documents (a restarted client sends them to its server)
   Range: typeof Range;
   inlineProviders: { provideInlineCompletionItems(...args: unknown[]): Promise<unknown> }[];
   inlineSelectors: unknown[];
@@ -132,12 +134,14 @@ export function installFakeVscode(): Fake {
     commands: new Map(),
     executed: [],
     statusBar: { text: '', tooltip: '' },
+    statusSeen: [],
     output: [],
     messages: [],
     configurationChanged: new EventEmitter(),
     opened: new EventEmitter(),
     changed: new EventEmitter(),
     activeTextEditor: undefined,
+    textDocuments: [],
     Range,
     inlineProviders: [],
     inlineSelectors: [],
@@ -218,6 +222,14 @@ export function installFakeVscode(): Fake {
     window: new Proxy(
       {
         createStatusBarItem: () => {
+          let text = '';
+          Object.defineProperty(fake.statusBar, 'text', {
+            get: () => text,
+            set: (value: string) => {
+              text = value;
+              fake.statusSeen.push(value);
+            },
+          });
           const item = fake.statusBar as Record<string, unknown>;
           return Object.assign(item, { show: () => undefined, hide: () => undefined, dispose: () => undefined });
         },
@@ -242,7 +254,9 @@ export function installFakeVscode(): Fake {
         getConfiguration: configuration,
         onDidChangeConfiguration: fake.configurationChanged.event,
         workspaceFolders: undefined,
-        textDocuments: [],
+        get textDocuments() {
+          return fake.textDocuments;
+        },
         notebookDocuments: [],
         onDidOpenTextDocument: fake.opened.event,
         onDidCloseTextDocument: new EventEmitter().event,

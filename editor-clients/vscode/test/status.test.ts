@@ -69,3 +69,39 @@ test('follows the server status notification: loading, ready, error, disabled', 
   assert.equal(render(off).text, '$(circle-slash) prewrite off');
   assert.equal(reduce(off, { kind: 'server', state: 'ready', model: '', message: '' }).phase, 'ready');
 });
+
+test('a crash shows the restart to come, ignores the stop that follows, and loads again on the restart', () => {
+  const ready = run({ kind: 'started' }, { kind: 'server', state: 'ready', model: 'smollm2-135m', message: '' });
+  const restarting = reduce(ready, { kind: 'restarting', crash: 1, limit: 5, inMs: 2_000 });
+  assert.deepEqual(render(restarting), {
+    text: '$(debug-restart) prewrite restarting (crash 1 of 5, in 2 s)',
+    tooltip: 'prewrite: restarting (smollm2-135m)\nclick to toggle completions',
+    click: 'toggle',
+  });
+  for (const event of [{ kind: 'stopped' }, { kind: 'failed', message: 'connection got disposed' }, { kind: 'draft', status: 'verified' }] as const) {
+    assert.equal(reduce(restarting, event), restarting, `${event.kind} after a crash keeps the crash's status`);
+  }
+  const starting = reduce(restarting, { kind: 'starting' });
+  assert.equal(render(starting).text, '$(loading~spin) prewrite starting');
+  assert.equal(starting.restart, undefined);
+  const loading = reduce(starting, { kind: 'started' });
+  assert.equal(loading.phase, 'loading');
+  assert.equal(reduce(loading, { kind: 'server', state: 'ready', model: 'smollm2-135m', message: '' }).phase, 'ready');
+});
+
+test('a crash while toggled off is shown too', () => {
+  const off = run({ kind: 'started' }, { kind: 'toggled', enabled: false });
+  assert.equal(reduce(off, { kind: 'restarting', crash: 2, limit: 5, inMs: 4_000 }).phase, 'restarting');
+});
+
+test('given up after crashes: an error until a new start, and a click restarts', () => {
+  const message = 'The prewrite server crashed 5 times within 3 minutes and is not started again';
+  const crashed = run({ kind: 'started' }, { kind: 'restarting', crash: 4, limit: 5, inMs: 16_000 }, { kind: 'gaveUp', message });
+  const rendered = render(crashed);
+  assert.equal(rendered.text, '$(error) prewrite crashed');
+  assert.equal(rendered.click, 'restart');
+  assert.match(rendered.tooltip, /crashed 5 times within 3 minutes[^]*\nclick to restart the server$/);
+  assert.equal(reduce(crashed, { kind: 'stopped' }), crashed);
+  assert.equal(reduce(crashed, { kind: 'failed', message: 'connection got disposed' }), crashed);
+  assert.equal(render(reduce(crashed, { kind: 'starting' })).click, 'toggle');
+});
