@@ -10,9 +10,13 @@ import json
 import os
 import shutil
 import subprocess
+import time
+import uuid
 from pathlib import Path
 
 import pytest
+
+pytestmark = pytest.mark.timeout(600)
 
 ROOT = Path(__file__).resolve().parents[1]
 PLUGIN = ROOT / "editor-clients" / "neovim"
@@ -56,18 +60,15 @@ def run_script(nvim: str, script: str, tmp_path: Path, env: dict[str, str], time
 
 
 def test_ghost_text_geometry(nvim: str, tmp_path: Path) -> None:
-    """Drawing, multi-line virtual lines, ranges, tabs, accepting; no server involved."""
+    """Drawing, multi-line virtual lines, ranges, tabs, accepting, the restart policy; no server."""
     report = run_script(nvim, "unit.lua", tmp_path, {}, timeout=60)
     assert len(report["steps"]) >= 15
 
 
-@pytest.mark.real_model
-def test_end_to_end_on_the_real_server(nvim: str, real_model_name: str, tmp_path: Path) -> None:
-    """Tab fallback, live preview, trigger, ghost text, dismiss on typing, accept, status."""
-    if not (ROOT / "lsp_server" / "server.py").exists():
-        pytest.skip("lsp_server/server.py is not written yet: the server cannot be started")
+def scenario_env(tmp_path: Path, model: str) -> tuple[dict[str, str], Path]:
+    """The environment of a script on the real server with the scenario's file, and that file."""
     scenario = json.loads((TEST_DATA / "scenario.json").read_text())
-    assert scenario["settings"]["model"] == real_model_name
+    assert scenario["settings"]["model"] == model
     source = tmp_path / "geometry.py"
     shutil.copy(TEST_DATA / scenario["file"], source)
     env = {
@@ -77,10 +78,58 @@ def test_end_to_end_on_the_real_server(nvim: str, real_model_name: str, tmp_path
         "HF_HUB_OFFLINE": "1",
         "TOKENIZERS_PARALLELISM": "false",
     }
+    return env, source
+
+
+@pytest.mark.real_model
+def test_end_to_end_on_the_real_server(nvim: str, real_model_name: str, tmp_path: Path) -> None:
+    """Tab fallback, live preview, trigger, ghost text, dismiss on typing, accept, status."""
+    env, source = scenario_env(tmp_path, real_model_name)
     report = run_script(nvim, "e2e.lua", tmp_path, env, timeout=450)
     data = report["data"]
     assert data["buffer"].startswith(source.read_text().rstrip("\n"))
     assert data["ghost"] and "midpoint" in data["buffer"]
+
+
+@pytest.mark.real_model
+def test_crash_recovery_on_the_real_server(nvim: str, real_model_name: str, tmp_path: Path) -> None:
+    """SIGKILL while typing: restarting shown, ready again, buffer re-attached, trigger answered."""
+    env, _ = scenario_env(tmp_path, real_model_name)
+    report = run_script(nvim, "crash.lua", tmp_path, env, timeout=450)
+    data = report["data"]
+    shown = ("nvim", "crash_to_ready_ms", "crash_to_answer_ms", "typed_while_restarting")
+    print(json.dumps({key: data[key] for key in shown}))
+    assert data["ghost"]
+
+
+def servers_left(marker: str) -> list[int]:
+    """Pids of processes whose environment carries `marker` (what a test's Neovim started)."""
+    pids = []
+    for environ in Path("/proc").glob("[0-9]*/environ"):
+        try:
+            if marker.encode() in environ.read_bytes().split(b"\0"):
+                pids.append(int(environ.parent.name))
+        except OSError:  # gone meanwhile, or not ours to read
+            continue
+    return pids
+
+
+@pytest.mark.real_model
+def test_crash_limit_and_clean_stops(nvim: str, real_model_name: str, tmp_path: Path) -> None:
+    """Crashes past the limit stop the restarts (one message); clean stops and quitting are no
+    crash; edits made while stopped reach the restarted server."""
+    env, _ = scenario_env(tmp_path, real_model_name)
+    run_id = str(uuid.uuid4())
+    env["PREWRITE_TEST_RUN"] = run_id
+    marker = f"PREWRITE_TEST_RUN={run_id}"
+    report = run_script(nvim, "crash_limit.lua", tmp_path, env, timeout=450)
+    shown = ("nvim", "message", "halted", "lsp_stopped")
+    print(json.dumps({key: report["data"].get(key) for key in shown}))
+    # Quitting stopped the last server (Neovim waits for it, then sends SIGTERM): none is left.
+    deadline = time.monotonic() + 10
+    while servers_left(marker) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert servers_left(marker) == [], "a server outlived Neovim"
 
 
 def test_readme_settings_table_matches_the_server_schema() -> None:

@@ -2,57 +2,13 @@
 -- dismiss on typing, idle trigger, accept, and :PrewriteStatus. Run by tests/test_neovim_client.py.
 local t = require("harness")
 local prewrite = require("prewrite")
-local ghost = require("prewrite.ghost")
+local session = require("session")
 
 local scenario = vim.fn.json_decode(table.concat(vim.fn.readfile(os.getenv("PREWRITE_SCENARIO")), "\n"))
 local MODEL_MS = 180000 -- loading and running the model on two shared cores
 
-local function ghost_text()
-  local marks = vim.api.nvim_buf_get_extmarks(0, ghost.ns, 0, -1, { details = true })
-  if #marks == 0 then
-    return nil
-  end
-  local parts, details = {}, marks[1][4]
-  for _, chunk in ipairs(details.virt_text or {}) do
-    parts[#parts + 1] = chunk[1]
-  end
-  local text = table.concat(parts)
-  for _, line in ipairs(details.virt_lines or {}) do
-    local chunks = {}
-    for _, chunk in ipairs(line) do
-      chunks[#chunks + 1] = chunk[1]
-    end
-    text = text .. "\n" .. table.concat(chunks)
-  end
-  return text, #marks
-end
-
-local function buffer_text()
-  return table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
-end
-
-local function keys_for(text)
-  return (text:gsub("<", "<lt>"):gsub("\n", "<CR>"))
-end
-
-local function type_chunks(chunks, base)
-  local expected = base
-  for _, chunk in ipairs(chunks) do
-    t.input(keys_for(chunk))
-    expected = expected .. chunk
-    assert(t.wait_for(function()
-      return buffer_text() == expected
-    end, 5000), "typing " .. vim.inspect(chunk) .. " did not reach the buffer: " .. vim.inspect(buffer_text()))
-  end
-  return expected
-end
-
-local function suggestion_shown(preview)
-  return function()
-    local s = prewrite.state()
-    return s.suggestion ~= nil and ghost_text() ~= nil and s.preview == preview
-  end
-end
+local ghost_text, buffer_text, type_chunks = session.ghost_text, session.buffer_text, session.type_chunks
+local suggestion_shown = session.suggestion_shown
 
 t.run(function()
   prewrite.setup({

@@ -70,4 +70,44 @@ t.run(function()
   local resolved = config.resolve({ keys = { accept = "<C-y>" }, settings = { model = "m" } })
   t.check("options merge", resolved.keys.accept == "<C-y>" and resolved.keys.trigger == config.defaults.keys.trigger
     and vim.deep_equal(resolved.settings, { model = "m" }), resolved)
+
+  -- The restart policy: what is a crash, the doubling back-off, the limit within the window.
+  local restart = require("prewrite.restart")
+  t.check("SIGKILL and SIGSEGV are crashes", restart.is_crash(0, 9) and restart.is_crash(0, 11))
+  t.check("a non-zero exit is a crash", restart.is_crash(1, 0))
+  t.check("exit 0 and SIGTERM are clean stops", not restart.is_crash(0, 0) and not restart.is_crash(0, 15))
+  local options = config.resolve({ restart = { max_delay_ms = 3000 } }).restart
+  t.check("restart options merge",
+    options.delay_ms == 1000 and options.max_crashes == 5 and options.window_ms == 180000, options)
+  local policy = restart.new(options)
+  local delays = {}
+  for i = 1, 5 do
+    delays[i] = restart.crashed(policy, i * 1000) or "stop"
+  end
+  t.check("back-off doubles up to max_delay_ms, the 5th crash stops",
+    vim.deep_equal(delays, { 1000, 2000, 3000, 3000, "stop" }), delays)
+  t.check("the status names the count and the limit", restart.summary(policy, { code = 0, signal = 11 })
+    == "signal 11; 5 crashes within 180 s (restarts stop at 5)", restart.summary(policy, { code = 0, signal = 11 }))
+  local message = restart.give_up_message(policy, 0, 11)
+  t.check("the give-up message says the way out", message:find(":PrewriteRestart", 1, true) ~= nil, message)
+  -- Crashes older than the window are forgotten: the back-off starts over.
+  t.check("a crash after the window waits delay_ms again", restart.crashed(policy, 5000 + 180000) == 1000,
+    policy.crashes)
+  t.check("only crashes within the window count", restart.count(policy) == 1, policy.crashes)
+  restart.crashed(policy, 185500)
+  restart.reset(policy)
+  t.check("reset forgets the crashes", restart.count(policy) == 0 and restart.crashed(policy, 186000) == 1000)
+  local off = restart.new(config.resolve({ restart = false }).restart)
+  t.check("restart = false never restarts", restart.crashed(off, 0) == nil
+    and restart.give_up_message(off, 1, 0):find("restarts are off", 1, true) ~= nil, restart.give_up_message(off, 1, 0))
+  t.check("no delay: the server command itself", vim.deep_equal(restart.command({ "prewrite", "serve" }, 0),
+    { "prewrite", "serve" }))
+  local waited = restart.command({ "prewrite", "serve" }, 1500)
+  t.check("a delay: sh waits, then execs the server", vim.deep_equal(waited,
+    { "sh", "-c", 'sleep "$0"; exec "$@"', "1.500", "prewrite", "serve" }), waited)
+  vim.fn.system({ "sleep", waited[4] })
+  t.check("sleep takes the fractional seconds", vim.v.shell_error == 0, vim.v.shell_error)
+  local out = vim.fn.system(restart.command({ "echo", "ran" }, 50))
+  t.check("the wrapped command runs after the wait", vim.v.shell_error == 0 and out == "ran\n",
+    { out = out, code = vim.v.shell_error })
 end, 20000)

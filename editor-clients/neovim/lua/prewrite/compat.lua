@@ -51,23 +51,27 @@ function M.character(line, col, encoding)
   return encoding == "utf-16" and utf16 or utf32
 end
 
---- Start (or reuse) the client for `bufnr` and attach it; returns the client id.
+--- Start a new client for `bufnr` and attach it; returns the client id. (The plugin reuses its
+--- own clients, so Neovim's reuse, by name and root alone, is turned off.)
 function M.start(config, bufnr)
   if vim.lsp.start then
-    return vim.lsp.start(config, { bufnr = bufnr })
+    return vim.lsp.start(config, { bufnr = bufnr, reuse_client = function()
+      return false
+    end })
   end
-  -- 0.7: one client per root, started once and attached to each buffer.
-  for _, client in pairs(vim.lsp.get_active_clients()) do
-    if client.name == config.name and client.config.root_dir == config.root_dir and not client.is_stopped() then
-      vim.lsp.buf_attach_client(bufnr, client.id)
-      return client.id
-    end
-  end
-  local id = vim.lsp.start_client(config)
+  local id = vim.lsp.start_client(config) -- 0.7
   if id then
     vim.lsp.buf_attach_client(bufnr, id)
   end
   return id
+end
+
+--- Stop a client: the server is asked to shut down, or with `force` sent SIGTERM.
+function M.stop(client, force)
+  if M.colon_methods then
+    return client:stop(force)
+  end
+  return client.stop(force)
 end
 
 --- Whether a client has stopped.

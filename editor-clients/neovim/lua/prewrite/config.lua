@@ -20,6 +20,11 @@ M.defaults = {
   idle_ms = 400,
   draft_preview = false, -- show the server's live `prewrite/draft` as ghost text
   hl_group = "PrewriteGhost", -- linked to Comment unless defined by the user
+  -- A crashed server (a signal other than SIGTERM, or a non-zero exit) is started again after
+  -- delay_ms, doubled for each further crash within window_ms (at most max_delay_ms); the
+  -- max_crashes-th crash within window_ms stops the restarts until :PrewriteRestart.
+  -- false: never restart.
+  restart = { delay_ms = 1000, max_delay_ms = 30000, max_crashes = 5, window_ms = 180000 },
 }
 
 --- The defaults deep-merged with the user's options.

@@ -2,6 +2,7 @@
 local compat = require("prewrite.compat")
 local config = require("prewrite.config")
 local ghost = require("prewrite.ghost")
+local servers = require("prewrite.servers")
 
 local M = {}
 
@@ -12,7 +13,6 @@ local TRIGGER_INVOKED, TRIGGER_AUTOMATIC = 1, 2
 
 local state = {
   options = nil,
-  client_id = nil,
   suggestion = nil, -- what ghost text shows now (see ghost.suggestion)
   request = nil, -- { id = ..., client = ... } of the inline completion in flight
   progress = nil, -- last $/progress value: { kind, title, message, percentage }
@@ -24,13 +24,7 @@ local state = {
   accepted_tick = nil, -- the buffer's changedtick right after an accept
 }
 
-local function client()
-  local c = state.client_id and vim.lsp.get_client_by_id(state.client_id)
-  if c and not compat.is_stopped(c) then
-    return c
-  end
-  return nil
-end
+local client = servers.current
 
 local function stop_timer()
   if state.timer then
@@ -75,7 +69,7 @@ end
 function M.trigger(kind)
   local c = client()
   local bufnr = vim.api.nvim_get_current_buf()
-  if not c or not vim.lsp.buf_is_attached(bufnr, c.id) then
+  if not c or not c.initialized or not vim.lsp.buf_is_attached(bufnr, c.id) then
     return
   end
   cancel_request()
@@ -182,12 +176,20 @@ local function on_draft(_, params, ctx)
   end
 end
 
-local function on_status(_, params)
-  state.server = params
+-- Status and progress of the current client only: a stopping one may still send some.
+local function is_current(ctx)
+  local c = client()
+  return c ~= nil and c.id == ctx.client_id
+end
+
+local function on_status(_, params, ctx)
+  if is_current(ctx) then
+    state.server = params
+  end
 end
 
 local function on_progress(err, result, ctx, cfg)
-  if result and result.value then
+  if result and result.value and is_current(ctx) then
     state.progress = result.value
   end
   local default = vim.lsp.handlers["$/progress"]
@@ -202,7 +204,8 @@ local function capabilities()
   return caps
 end
 
-local function client_config()
+-- The client config for `root` running `cmd` (servers.lua adds on_init and on_exit).
+local function client_config(root, cmd)
   local options = state.options
   local settings = vim.deepcopy(options.settings)
   if options.draft_preview and settings.draftPreview == nil then
@@ -210,15 +213,18 @@ local function client_config()
   end
   return {
     name = "prewrite",
-    cmd = config.command(options),
-    root_dir = vim.loop.cwd(),
+    cmd = cmd,
+    root_dir = root,
     init_options = settings,
     capabilities = capabilities(),
     handlers = { [DRAFT] = on_draft, [STATUS] = on_status, ["$/progress"] = on_progress },
-    on_exit = function()
-      state.client_id = nil
-    end,
   }
+end
+
+-- A new current client (or none): what was known of the previous server no longer holds.
+local function on_current()
+  cancel_request()
+  state.server, state.progress = nil, nil
 end
 
 local function map_keys(bufnr)
@@ -246,11 +252,7 @@ end
 --- Start the server for a buffer (if not running) and attach it, with keys and autocommands.
 function M.attach(bufnr)
   bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
-  local id = compat.start(client_config(), bufnr)
-  if not id then
-    return
-  end
-  state.client_id = id
+  servers.attach(bufnr, vim.loop.cwd())
   map_keys(bufnr)
   local group = vim.api.nvim_create_augroup("prewrite_buffer_" .. bufnr, { clear = true })
   vim.api.nvim_create_autocmd("TextChangedI", { group = group, buffer = bufnr, callback = on_text_changed })
@@ -274,9 +276,15 @@ function M.attach(bufnr)
   })
 end
 
+--- Stop the servers (a clean stop, never taken for a crash); none starts until restart().
+M.stop = servers.stop
+
+--- Start new servers for the served buffers (the old ones stop) and forget past crashes.
+M.restart = servers.restart
+
 local function execute(command, callback)
   local c = client()
-  if not c then
+  if not (c and c.initialized) then
     callback("the server is not running", nil)
     return
   end
@@ -322,6 +330,8 @@ function M.state()
     draft_status = state.draft and state.draft.status or nil,
     suggestion = state.suggestion and state.suggestion.shown or nil, -- the ghost text drawn now
     preview = state.suggestion ~= nil and state.suggestion.preview == true, -- drawn from a draft
+    -- After a crash: restarting, restart_in_ms, crash ({ code, signal }), crashes, halted.
+    restart = servers.state(),
   }
 end
 
@@ -329,7 +339,10 @@ end
 function M.status_lines()
   local s = M.state()
   local lines = {}
-  if not s.running then
+  local down = servers.down_line()
+  if down then
+    lines[1] = down
+  elseif not s.running then
     lines[1] = "prewrite: not running (" .. table.concat(s.cmd or { "?" }, " ") .. ")"
   else
     local p = s.progress
@@ -339,6 +352,7 @@ function M.status_lines()
     if s.message and s.message ~= "" then
       lines[#lines + 1] = s.message
     end
+    lines[#lines + 1] = servers.crash_line()
   end
   if s.draft_status then
     lines[#lines + 1] = "draft: " .. s.draft_status
@@ -354,7 +368,8 @@ end
 
 local function status_command()
   vim.notify(table.concat(M.status_lines(), "\n"))
-  if client() then
+  local c = client()
+  if c and c.initialized then
     M.stats(function(err, stats)
       vim.notify("prewrite stats: " .. (err or vim.fn.json_encode(stats)))
     end)
@@ -364,6 +379,9 @@ end
 --- Configure the plugin; see README.md for the options.
 function M.setup(opts)
   state.options = config.resolve(opts)
+  servers.setup(client_config, function()
+    return config.command(state.options)
+  end, state.options.restart, on_current)
   vim.api.nvim_set_hl(0, "PrewriteGhost", { link = "Comment", default = true })
   local group = vim.api.nvim_create_augroup("prewrite", { clear = true })
   vim.api.nvim_create_autocmd("FileType", {
@@ -376,6 +394,12 @@ function M.setup(opts)
   vim.api.nvim_create_user_command("PrewriteStatus", status_command, {})
   vim.api.nvim_create_user_command("PrewriteToggle", function()
     M.toggle()
+  end, {})
+  vim.api.nvim_create_user_command("PrewriteStop", function()
+    M.stop()
+  end, {})
+  vim.api.nvim_create_user_command("PrewriteRestart", function()
+    M.restart()
   end, {})
   if vim.tbl_contains(state.options.filetypes, vim.bo.filetype) then
     M.attach(0)
