@@ -13,6 +13,7 @@ from typing import BinaryIO
 
 from inference.cli import RUNTIMES, add_vllm_arguments
 from inference.packs import DEFAULT_MODEL
+from lsp_server.benchlsp.typist import PROFILES
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -61,6 +62,9 @@ def register(commands: argparse._SubParsersAction) -> None:
                        help="typing speeds, characters a second (default 12,6)")  # fmt: skip
     bench.add_argument("--pause-ms", type=_numbers(int), default=(1000, 300),
                        help="pauses before the trigger (default 1000,300)")  # fmt: skip
+    bench.add_argument("--typist", type=_choices(PROFILES), default=PROFILES,
+                       help="pauses: steady (jitter only) and/or thinking (longer at word and "
+                       "sentence ends and line breaks); default steady,thinking")  # fmt: skip
     bench.add_argument("--typists", type=_numbers(int), default=(1,),
                        help="documents typed at once, e.g. 1,4,8 (default 1)")  # fmt: skip
     bench.add_argument("--editor", choices=["vscode", "neovim"], default="vscode",
@@ -155,12 +159,25 @@ def _bench_lsp(args: argparse.Namespace) -> int:
         model=args.model, out=args.out, runtime=args.runtime, threads=args.threads,
         prompt_format=args.prompt_format, max_tokens=args.max_tokens, sessions=args.sessions,
         sessions_file=args.sessions_file, cps=args.cps, pauses_ms=args.pause_ms,
-        typists=args.typists,
+        typists=args.typists, profiles=args.typist,
         editor=args.editor, debounce_ms=args.debounce_ms, seed=args.seed,
         llamacpp_baseline=not args.no_llamacpp, server_settings=_pairs(args.set),
         memory_docs=args.memory_docs, vllm_url=args.vllm_url, vllm_model=args.vllm_model,
     )  # fmt: skip
     return run_bench(options)
+
+
+def _choices(allowed: tuple[str, ...]) -> Callable[[str], tuple]:
+    """An argparse type: comma-separated names from `allowed`."""
+
+    def parse(text: str) -> tuple:
+        values = tuple(part.strip() for part in text.split(",") if part.strip())
+        wrong = [v for v in values if v not in allowed]
+        if not values or wrong:
+            raise argparse.ArgumentTypeError(f"expected some of {','.join(allowed)}, got {text!r}")
+        return values
+
+    return parse
 
 
 def _numbers(kind: type) -> Callable[[str], tuple]:

@@ -62,6 +62,17 @@ def test_typing_is_paced_like_a_person():
     assert [k.delay_s for k in again.keystrokes] == delays  # reproducible for a seed
 
 
+def test_the_steady_typist_pauses_nowhere_longer_than_its_jitter():
+    session = default_sessions(1)[0]
+    thinking = Typist(6, seed=3, profile="thinking").type(session, autoclose=False)
+    steady = Typist(6, seed=3, profile="steady").type(session, autoclose=False)
+    delays = [k.delay_s for k in steady.keystrokes]
+    # log-normal jitter (sigma 0.35) alone: no keystroke waits 4x the mean, and the mean is 1/cps
+    assert max(delays) < 4 / 6 < max(k.delay_s for k in thinking.keystrokes)
+    assert 0.8 / 6 < statistics.mean(delays) < 1.2 / 6
+    assert steady.typing_s < thinking.typing_s and steady.final == thinking.final
+
+
 def test_sessions_round_trip_through_jsonl_and_bad_files_are_clear(tmp_path: Path):
     path = tmp_path / "sessions.jsonl"
     write_sessions(default_sessions(3), path)
@@ -102,15 +113,17 @@ def test_bench_lsp_times_typed_sessions_against_both_conventional_requests(
     command = [
         sys.executable, "-m", "lsp_server.cli", "bench-lsp", "--model", real_model_name,
         "--prompt-format", "chat", "--max-tokens", "24", "--sessions-file", str(sessions),
-        "--cps", "60", "--pause-ms", "300", "--typists", "1,2", "--out", str(tmp_path / "out"),
+        "--cps", "60", "--pause-ms", "300", "--typists", "1,2", "--typist", "steady",
+        "--out", str(tmp_path / "out"),
     ]  # fmt: skip
     done = subprocess.run(command, capture_output=True, text=True, timeout=1800)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "streaming p50 / p90 / p95" in done.stdout
     data = json.loads((tmp_path / "out" / "bench-lsp.json").read_text())
-    assert [(s["cps"], s["pause_ms"], s["typists"]) for s in data["summary"]] == [
-        (60.0, 300, 1), (60.0, 300, 2),
+    assert [(s["profile"], s["cps"], s["pause_ms"], s["typists"]) for s in data["summary"]] == [
+        ("steady", 60.0, 300, 1), ("steady", 60.0, 300, 2),
     ]  # fmt: skip
+    assert all(s["profile"] == "steady" for s in data["sessions"])
     assert len(data["sessions"]) == 4
     for session in data["sessions"]:
         assert session["trigger_ms"] > 0 and session["conventional_ms"] > 0

@@ -14,6 +14,7 @@ from inference.api import Request
 from lsp_server.benchlsp.report import format_table, summarize, write_cdf, write_results
 from lsp_server.benchlsp.run import EditorKind, RunOptions, SessionResult, run_sessions
 from lsp_server.benchlsp.sessions import Session, default_sessions, read_sessions
+from lsp_server.benchlsp.typist import Profile
 from lsp_server.client import Editor, vllm_settings
 from lsp_server.config import Settings
 from lsp_server.spec import find_spec
@@ -36,6 +37,7 @@ class BenchOptions:
     cps: tuple[float, ...] = (12.0, 6.0)
     pauses_ms: tuple[int, ...] = (1000, 300)
     typists: tuple[int, ...] = (1,)
+    profiles: tuple[Profile, ...] = ("steady", "thinking")  # typist.py
     editor: EditorKind = "vscode"
     debounce_ms: int = 50
     seed: int = 0
@@ -72,24 +74,24 @@ async def _configurations(
 ) -> tuple[list[SessionResult], dict[str, Any]]:
     results: list[SessionResult] = []
     runtime: dict[str, Any] = {}
-    for typists in options.typists:
-        for cps in options.cps:
-            for pause in options.pauses_ms:
-                editor = Editor("prewrite-bench-lsp")
-                try:
-                    status = await editor.start(_settings(options))
-                    if status.state != "ready":
-                        print(f"prewrite bench-lsp: no model: {status.message}", file=sys.stderr)
-                        return [], runtime
-                    runtime = (await editor.stats()).get("runtime") or {}
-                    run = RunOptions(cps, pause, typists, options.editor, options.debounce_ms,
-                                     options.seed)  # fmt: skip
-                    done = await run_sessions(editor, sessions, run)
-                finally:
-                    await editor.close()
-                results.extend(done)
-                print(f"{cps:g} cps, {pause} ms pause, {typists} typist(s): {len(done)} sessions",
-                      file=sys.stderr)  # fmt: skip
+    plan = [(t, p, c, ms) for t in options.typists for p in options.profiles
+            for c in options.cps for ms in options.pauses_ms]  # fmt: skip
+    for typists, profile, cps, pause in plan:
+        editor = Editor("prewrite-bench-lsp")
+        try:
+            status = await editor.start(_settings(options))
+            if status.state != "ready":
+                print(f"prewrite bench-lsp: no model: {status.message}", file=sys.stderr)
+                return [], runtime
+            runtime = (await editor.stats()).get("runtime") or {}
+            run = RunOptions(cps, pause, typists, profile, options.editor, options.debounce_ms,
+                             options.seed)  # fmt: skip
+            done = await run_sessions(editor, sessions, run)
+        finally:
+            await editor.close()
+        results.extend(done)
+        print(f"{profile}, {cps:g} cps, {pause} ms pause, {typists} typist(s): "
+              f"{len(done)} sessions", file=sys.stderr)  # fmt: skip
     return results, runtime
 
 

@@ -15,25 +15,30 @@ RESULTS_FILE = "bench-lsp.json"
 PLOT_FILE = "bench-lsp-cdf.png"
 
 
-def configurations(results: Sequence[SessionResult]) -> list[tuple[float, int, int]]:
-    """The (cps, pause_ms, typists) measured, in the order they ran."""
-    seen: dict[tuple[float, int, int], None] = {}
-    for r in results:
-        seen.setdefault((r.cps, r.pause_ms, r.typists), None)
-    return list(seen)
+Configuration = tuple[str, float, int, int]  # (typist profile, cps, pause_ms, typists)
+
+
+def configuration(result: SessionResult) -> Configuration:
+    return result.profile, result.cps, result.pause_ms, result.typists
+
+
+def configurations(results: Sequence[SessionResult]) -> list[Configuration]:
+    """The configurations measured, in the order they ran."""
+    return list(dict.fromkeys(configuration(r) for r in results))
 
 
 def summarize(results: Sequence[SessionResult]) -> list[dict[str, Any]]:
     """One summary per configuration."""
     rows = []
-    for cps, pause, typists in configurations(results):
-        group = [r for r in results if (r.cps, r.pause_ms, r.typists) == (cps, pause, typists)]
+    for profile, cps, pause, typists in configurations(results):
+        group = [r for r in results if configuration(r) == (profile, cps, pause, typists)]
         trigger = [r.trigger_ms for r in group]
         conventional = [r.conventional_ms for r in group]
         llama = [r.extra["llamacpp_ms"] for r in group if "llamacpp_ms" in r.extra]
         drafting = [r.drafting_forwards for r in group if r.drafting_forwards is not None]
         row: dict[str, Any] = {
-            "cps": cps, "pause_ms": pause, "typists": typists, "sessions": len(group),
+            "profile": profile, "cps": cps, "pause_ms": pause, "typists": typists,
+            "sessions": len(group),
             **_quantiles("trigger", trigger), **_quantiles("conventional", conventional),
             "zero_forward_rate": sum(r.residual_forwards == 0 for r in group) / len(group),
             "identical_rate": sum(r.identical for r in group) / len(group),
@@ -56,11 +61,11 @@ def summarize(results: Sequence[SessionResult]) -> list[dict[str, Any]]:
 def format_table(summary: Sequence[dict[str, Any]], runtime: str) -> str:
     """The printed table: trigger to answer against both conventional requests."""
     head = (
-        "| cps | pause | typists | streaming p50 / p90 / p95 ms | zero-forward | identical | "
-        "server conventional p50 / p95 | llama.cpp conventional p50 / p95 | x vs llama.cpp | "
-        "drafting fw/session | engine busy while typing |"
+        "| typist | cps | pause | typists | streaming p50 / p90 / p95 ms | zero-forward | "
+        "identical | server conventional p50 / p95 | llama.cpp conventional p50 / p95 | "
+        "x vs llama.cpp | drafting fw/session | engine busy while typing |"
     )
-    lines = [f"runtime: {runtime}", head, "|" + "---|" * 11]
+    lines = [f"runtime: {runtime}", head, "|" + "---|" * 12]
     for row in summary:
         llama = (
             f"{row['llamacpp_p50_ms']:.0f} / {row['llamacpp_p95_ms']:.0f}"
@@ -70,7 +75,7 @@ def format_table(summary: Sequence[dict[str, Any]], runtime: str) -> str:
         ratio = f"{row['median_speedup_vs_llamacpp']:.1f}" if "llamacpp_p50_ms" in row else "-"
         drafting = row["drafting_forwards_per_session"]
         lines.append(
-            f"| {row['cps']:g} | {row['pause_ms']} ms | {row['typists']} | "
+            f"| {row['profile']} | {row['cps']:g} | {row['pause_ms']} ms | {row['typists']} | "
             f"{row['trigger_p50_ms']:.0f} / {row['trigger_p90_ms']:.0f} / "
             f"{row['trigger_p95_ms']:.0f} | {100 * row['zero_forward_rate']:.0f}% | "
             f"{100 * row['identical_rate']:.0f}% | {row['conventional_p50_ms']:.0f} / "
@@ -104,9 +109,11 @@ def write_cdf(folder: Path, results: Sequence[SessionResult]) -> Path:
     import matplotlib.pyplot as plt
 
     figure, axes = plt.subplots(figsize=(7, 4.5))
-    for cps, pause, typists in configurations(results):
-        group = [r for r in results if (r.cps, r.pause_ms, r.typists) == (cps, pause, typists)]
-        label = f"{cps:g} cps, {pause} ms" + (f", {typists} typists" if typists > 1 else "")
+    for profile, cps, pause, typists in configurations(results):
+        group = [r for r in results if configuration(r) == (profile, cps, pause, typists)]
+        label = f"{profile}, {cps:g} cps, {pause} ms" + (
+            f", {typists} typists" if typists > 1 else ""
+        )
         _cdf(axes, [r.trigger_ms for r in group], f"streaming, {label}", "-")
         _cdf(axes, [r.conventional_ms for r in group], f"server conventional, {label}", ":")
     llama = {r.name: r.extra["llamacpp_ms"] for r in results if "llamacpp_ms" in r.extra}

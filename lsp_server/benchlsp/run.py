@@ -28,7 +28,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
 from lsp_server.benchlsp.sessions import Session
-from lsp_server.benchlsp.typist import Typing, Typist
+from lsp_server.benchlsp.typist import Profile, Typing, Typist
 from lsp_server.client import (
     Editor,
     inline_params,
@@ -50,6 +50,7 @@ class RunOptions:
     cps: float
     pause_ms: int
     typists: int = 1
+    profile: Profile = "thinking"
     editor: EditorKind = "vscode"
     debounce_ms: int = 50  # VS Code's shortest wait before an automatic inline request
     seed: int = 0
@@ -75,6 +76,7 @@ class SessionResult:
     conventional_answer: str
     identical: bool  # the streamed answer is the conventional (plain greedy) one
     typing_requests: int = 0  # automatic requests sent while typing (all cancelled or stale)
+    profile: str = "thinking"  # the typist's pauses (typist.py)
     final_text: str = ""
     cursor: int = 0
     warm_text: str = ""  # the document one keystroke before the end of the docstring
@@ -99,7 +101,8 @@ async def run_sessions(
     async def typist(worker: int) -> None:
         while not queue.empty():
             index, session = queue.get_nowait()
-            typing = Typist(options.cps, seed=options.seed * 1000 + index).type(
+            seed = options.seed * 1000 + index
+            typing = Typist(options.cps, seed, options.profile).type(
                 session, autoclose=index % 2 == 1
             )
             uri, results[index] = await _session(editor, index, session, typing, options)
@@ -139,6 +142,7 @@ async def _session(
     busy_s, window_s = after.since(before) if before is not None else (0.0, 0.0)
     return uri, SessionResult(
         name=session.name, cps=options.cps, pause_ms=options.pause_ms, typists=options.typists,
+        profile=options.profile,
         autoclose=index % 2 == 1, keystrokes=len(typing.keystrokes), typing_s=round(typing_s, 3),
         trigger_ms=round(trigger_ms, 3), answer=answer,
         residual_forwards=int(trigger.get("residualForwards", -1)),

@@ -3,8 +3,9 @@
 Each keystroke is one incremental change. Enter brings the line's indentation with it (editors
 auto-indent). In an auto-closing session (VS Code's default), typing the third opening quote
 also inserts the closing quotes after the cursor; at the end the cursor jumps past them. Else
-the closing quotes are typed last. Timing: `cps` characters a second with log-normal jitter,
-longer after a word, longer still after a sentence and at a line break.
+the closing quotes are typed last. Timing: `cps` characters a second with log-normal jitter;
+the `thinking` typist also pauses longer after a word, longer still after a sentence and at a
+line break, the `steady` one does not (the harder case: nothing ends before the last word).
 """
 
 from __future__ import annotations
@@ -12,12 +13,16 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal, get_args
 
-from lsp_server.benchlsp.sessions import Session
+if TYPE_CHECKING:  # the server's command line imports this module for PROFILES: keep it light
+    from lsp_server.benchlsp.sessions import Session
 
 QUOTES = '"""'
 _JITTER = 0.35  # sigma of the log-normal factor on each interval
 _SENTENCE_ENDS = ".!?:"
+Profile = Literal["steady", "thinking"]
+PROFILES: tuple[Profile, ...] = get_args(Profile)
 
 
 @dataclass(frozen=True)
@@ -48,10 +53,11 @@ class Typing:
 
 
 class Typist:
-    """Turns sessions into keystrokes at `cps`, reproducibly for a seed."""
+    """Turns sessions into keystrokes at `cps` with a profile's pauses, reproducibly by seed."""
 
-    def __init__(self, cps: float, seed: int = 0):
+    def __init__(self, cps: float, seed: int = 0, profile: Profile = "thinking"):
         self.cps = cps
+        self.profile = profile
         self.rng = random.Random(seed)
 
     def type(self, session: Session, autoclose: bool) -> Typing:
@@ -81,10 +87,13 @@ class Typist:
         return Typing(initial, tuple(strokes), text, cursor, warm, warm_cursor)
 
     def _delay(self, previous: str, piece: str) -> float:
-        """Seconds before `piece` after `previous`: jittered, longer at word and sentence ends."""
+        """Seconds before `piece` after `previous`: jittered; when thinking, longer at word and
+        sentence ends."""
         base = 1.0 / self.cps
         # exp(N(-s^2/2, s)) has mean 1: the average pace stays `cps`
         delay = base * math.exp(self.rng.gauss(-_JITTER**2 / 2, _JITTER))
+        if self.profile == "steady":
+            return delay
         word_ended = previous == " "
         sentence_ended = previous[-1:] in _SENTENCE_ENDS and piece == " "
         if word_ended:
