@@ -113,7 +113,7 @@ def test_bench_lsp_times_typed_sessions_against_both_conventional_requests(
     command = [
         sys.executable, "-m", "lsp_server.cli", "bench-lsp", "--model", real_model_name,
         "--prompt-format", "chat", "--max-tokens", "24", "--sessions-file", str(sessions),
-        "--cps", "60", "--pause-ms", "300", "--typists", "1,2", "--typist", "steady",
+        "--cps", "60", "--pause-ms", "300", "--typists", "1,2", "--typist", "thinking",
         "--out", str(tmp_path / "out"),
     ]  # fmt: skip
     done = subprocess.run(command, capture_output=True, text=True, timeout=1800)
@@ -121,9 +121,9 @@ def test_bench_lsp_times_typed_sessions_against_both_conventional_requests(
     assert "streaming p50 / p90 / p95" in done.stdout
     data = json.loads((tmp_path / "out" / "bench-lsp.json").read_text())
     assert [(s["profile"], s["cps"], s["pause_ms"], s["typists"]) for s in data["summary"]] == [
-        ("steady", 60.0, 300, 1), ("steady", 60.0, 300, 2),
+        ("thinking", 60.0, 300, 1), ("thinking", 60.0, 300, 2),
     ]  # fmt: skip
-    assert all(s["profile"] == "steady" for s in data["sessions"])
+    assert all(s["profile"] == "thinking" for s in data["sessions"])
     assert len(data["sessions"]) == 4
     for session in data["sessions"]:
         assert session["trigger_ms"] > 0 and session["conventional_ms"] > 0
