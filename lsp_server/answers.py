@@ -151,6 +151,7 @@ class Answers(UsesContext):
             residual_request_tokens=0
             if from_draft
             else cost.verify_request_tokens + cost.generate_request_tokens,
+            answer_tokens=len(completion.token_ids),
         )
         doc = self.documents.get(uri)
         if doc is not None:
@@ -161,6 +162,5 @@ class Answers(UsesContext):
                 **trigger.wire(),
                 "acceptance": cost.acceptance,
                 "promptTokens": completion.prompt_tokens,
-                "answerTokens": len(completion.token_ids),
             }
         )

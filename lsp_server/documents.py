@@ -27,6 +27,7 @@ class Trigger:
     finish_reason: str
     residual_requests: int = 0  # a runtime behind a wire (vLLM): requests at the trigger
     residual_request_tokens: int = 0  # token ids they carried
+    answer_tokens: int = 0  # the answer's length in tokens
 
     def wire(self) -> dict[str, Any]:
         """camelCase, as prewrite.stats reports it."""
@@ -40,6 +41,7 @@ class Trigger:
             "finishReason": self.finish_reason,
             "residualRequests": self.residual_requests,
             "residualRequestTokens": self.residual_request_tokens,
+            "answerTokens": self.answer_tokens,
         }
 
 

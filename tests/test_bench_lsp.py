@@ -10,9 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from lsp_server.benchlsp.report import format_table, summarize
+from lsp_server.benchlsp.report import format_parts, format_table, summarize
 from lsp_server.benchlsp.run import SessionResult
-from lsp_server.benchlsp.sessions import default_sessions, read_sessions, write_sessions
+from lsp_server.benchlsp.sessions import (
+    default_sessions,
+    held_out,
+    read_sessions,
+    write_sessions,
+)
 from lsp_server.benchlsp.typist import QUOTES, Typist
 from lsp_server.errors import ServerError
 from lsp_server.spec import find_spec
@@ -103,6 +108,26 @@ def test_the_engine_busy_share_is_over_each_typists_window_or_the_shared_one():
     assert table.splitlines()[3].endswith("| 50% |") and table.splitlines()[-1].endswith("| - |")
 
 
+def test_each_configuration_is_also_reported_by_split_and_answer_length():
+    def result(index: int, tokens: int, forwards: int) -> SessionResult:
+        return SessionResult(
+            name=f"s{index}", cps=6, pause_ms=1000, typists=1, autoclose=False, keystrokes=1,
+            typing_s=1.0, trigger_ms=1.0 + forwards, answer="", residual_forwards=forwards,
+            from_draft=forwards == 0, drafting_forwards=1, conventional_ms=1.0,
+            conventional_answer="", identical=True, profile="steady", answer_tokens=tokens,
+            held_out=held_out(index),
+        )  # fmt: skip
+
+    results = [result(0, 30, 0), result(1, 80, 2), result(2, 150, 0), result(3, 40, 4)]
+    parts = summarize(results)[0]["parts"]
+    assert [held_out(i) for i in range(8)] == [False, False, False, True] * 2
+    assert parts["held-out"]["sessions"] == 1 and parts["held-out"]["forwards_left_mean"] == 4
+    assert parts["tuned"]["sessions"] == 3 and parts["tuned"]["zero_forward_rate"] == 2 / 3
+    assert [parts[n]["sessions"] for n in ("short", "medium", "long")] == [2, 1, 1]
+    table = format_parts(summarize(results))
+    assert "| steady | 6 | 1000 ms | 1 | held-out | 1 | 5 / 5 | 0% | 100% | 4.0 | 40 |" in table
+
+
 @pytest.mark.real_model
 def test_bench_lsp_times_typed_sessions_against_both_conventional_requests(
     real_model_name: str, tmp_path: Path
@@ -119,6 +144,7 @@ def test_bench_lsp_times_typed_sessions_against_both_conventional_requests(
     done = subprocess.run(command, capture_output=True, text=True, timeout=1800)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "streaming p50 / p90 / p95" in done.stdout
+    assert "by split (every 4th session held out) and answer length" in done.stdout
     data = json.loads((tmp_path / "out" / "bench-lsp.json").read_text())
     assert [(s["profile"], s["cps"], s["pause_ms"], s["typists"]) for s in data["summary"]] == [
         ("thinking", 60.0, 300, 1), ("thinking", 60.0, 300, 2),
@@ -128,6 +154,7 @@ def test_bench_lsp_times_typed_sessions_against_both_conventional_requests(
     for session in data["sessions"]:
         assert session["trigger_ms"] > 0 and session["conventional_ms"] > 0
         assert session["typing_requests"] > 0  # VS Code asked while the docstring was typed
+        assert session["answer_tokens"] > 0
         assert session["extra"]["llamacpp_ms"] > 0
         # llama-cpp-python's own greedy decoding of the final text gives the streamed answer
         assert session["extra"]["llamacpp_same"] is True, session

@@ -11,9 +11,20 @@ from pathlib import Path
 from typing import Any
 
 from inference.api import Request
-from lsp_server.benchlsp.report import format_table, summarize, write_cdf, write_results
+from lsp_server.benchlsp.report import (
+    format_parts,
+    format_table,
+    summarize,
+    write_cdf,
+    write_results,
+)
 from lsp_server.benchlsp.run import EditorKind, RunOptions, SessionResult, run_sessions
-from lsp_server.benchlsp.sessions import Session, default_sessions, read_sessions
+from lsp_server.benchlsp.sessions import (
+    HELD_OUT_EVERY,
+    Session,
+    default_sessions,
+    read_sessions,
+)
 from lsp_server.benchlsp.typist import Profile
 from lsp_server.client import Editor, vllm_settings
 from lsp_server.config import Settings
@@ -64,7 +75,10 @@ def run_bench(options: BenchOptions) -> int:
     meta = {"options": settings, "runtime": runtime, "created": created}
     path = write_results(options.out, meta, results)
     plot = write_cdf(options.out, results)
-    print(format_table(summarize(results), _runtime_name(runtime)))
+    summary = summarize(results)
+    print(format_table(summary, _runtime_name(runtime)))
+    print(f"\nby split (every {HELD_OUT_EVERY}th session held out) and answer length (tokens):")
+    print(format_parts(summary))
     print(f"\nwrote {path} and {plot}")
     return 0
 

@@ -12,6 +12,8 @@ from lsp_server.benchlsp.run import SessionResult
 from lsp_server.client import percentile
 
 RESULTS_FILE = "bench-lsp.json"
+# answer lengths in tokens: short below 50, long from 120
+LENGTHS = (("short", 0, 50), ("medium", 50, 120), ("long", 120, 1 << 30))
 PLOT_FILE = "bench-lsp-cdf.png"
 
 
@@ -45,6 +47,8 @@ def summarize(results: Sequence[SessionResult]) -> list[dict[str, Any]]:
             "drafting_forwards_per_session": statistics.mean(drafting) if drafting else None,
             "typing_requests_per_session": statistics.mean(r.typing_requests for r in group),
             "engine_busy_share": _busy_share(group),
+            "forwards_left_mean": statistics.mean(r.residual_forwards for r in group),
+            "parts": _parts(group),
         }  # fmt: skip
         if llama:
             row.update(_quantiles("llamacpp", llama))
@@ -56,6 +60,51 @@ def summarize(results: Sequence[SessionResult]) -> list[dict[str, Any]]:
             )
         rows.append(row)
     return rows
+
+
+def _parts(group: Sequence[SessionResult]) -> dict[str, dict[str, Any]]:
+    """The same figures for the tuned and held-out splits and each answer length."""
+    parts = {
+        "tuned": [r for r in group if not r.held_out],
+        "held-out": [r for r in group if r.held_out],
+        **{
+            name: [r for r in group if low <= r.answer_tokens < high]
+            for name, low, high in LENGTHS
+        },
+    }
+    return {name: _part(results) for name, results in parts.items() if results}
+
+
+def _part(group: Sequence[SessionResult]) -> dict[str, Any]:
+    trigger = [r.trigger_ms for r in group]
+    return {
+        "sessions": len(group),
+        "trigger_p50_ms": percentile(trigger, 50),
+        "trigger_p90_ms": percentile(trigger, 90),
+        "zero_forward_rate": sum(r.residual_forwards == 0 for r in group) / len(group),
+        "identical_rate": sum(r.identical for r in group) / len(group),
+        "forwards_left_mean": statistics.mean(r.residual_forwards for r in group),
+        "answer_tokens_mean": statistics.mean(r.answer_tokens for r in group),
+    }
+
+
+def format_parts(summary: Sequence[dict[str, Any]]) -> str:
+    """The second printed table: each configuration by split and by answer length."""
+    head = (
+        "| typist | cps | pause | typists | part | sessions | streaming p50 / p90 ms | "
+        "zero-forward | identical | forwards left (mean) | answer tokens (mean) |"
+    )
+    lines = [head, "|" + "---|" * 11]
+    for row in summary:
+        for name, part in row["parts"].items():
+            lines.append(
+                f"| {row['profile']} | {row['cps']:g} | {row['pause_ms']} ms | {row['typists']} | "
+                f"{name} | {part['sessions']} | {part['trigger_p50_ms']:.0f} / "
+                f"{part['trigger_p90_ms']:.0f} | {100 * part['zero_forward_rate']:.0f}% | "
+                f"{100 * part['identical_rate']:.0f}% | {part['forwards_left_mean']:.1f} | "
+                f"{part['answer_tokens_mean']:.0f} |"
+            )
+    return "\n".join(lines)
 
 
 def format_table(summary: Sequence[dict[str, Any]], runtime: str) -> str:

@@ -27,7 +27,7 @@ from typing import Any, Literal
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
-from lsp_server.benchlsp.sessions import Session
+from lsp_server.benchlsp.sessions import Session, held_out
 from lsp_server.benchlsp.typist import Profile, Typing, Typist
 from lsp_server.client import (
     Editor,
@@ -77,6 +77,8 @@ class SessionResult:
     identical: bool  # the streamed answer is the conventional (plain greedy) one
     typing_requests: int = 0  # automatic requests sent while typing (all cancelled or stale)
     profile: str = "thinking"  # the typist's pauses (typist.py)
+    answer_tokens: int = 0  # the streamed answer's length
+    held_out: bool = False  # in the split never tuned on (sessions.held_out)
     final_text: str = ""
     cursor: int = 0
     warm_text: str = ""  # the document one keystroke before the end of the docstring
@@ -142,7 +144,8 @@ async def _session(
     busy_s, window_s = after.since(before) if before is not None else (0.0, 0.0)
     return uri, SessionResult(
         name=session.name, cps=options.cps, pause_ms=options.pause_ms, typists=options.typists,
-        profile=options.profile,
+        profile=options.profile, answer_tokens=int(trigger.get("answerTokens", 0)),
+        held_out=held_out(index),
         autoclose=index % 2 == 1, keystrokes=len(typing.keystrokes), typing_s=round(typing_s, 3),
         trigger_ms=round(trigger_ms, 3), answer=answer,
         residual_forwards=int(trigger.get("residualForwards", -1)),

@@ -18,6 +18,12 @@ from lsp_server.benchlsp.modules import MODULES
 from lsp_server.errors import ServerError
 
 FIELDS = ("name", "above", "docstring", "below")
+HELD_OUT_EVERY = 4  # every fourth session (by index) is held out: never tune on its figures
+
+
+def held_out(index: int) -> bool:
+    """True for a session of the held-out split (its figures are reported apart)."""
+    return index % HELD_OUT_EVERY == HELD_OUT_EVERY - 1
 
 
 @dataclass(frozen=True)
