@@ -396,6 +396,16 @@ def test_a_comment_spec_in_the_body_gets_no_second_closing_brace():
     assert accepted.count("}") == 1
 
 
+def test_only_the_lines_right_below_are_compared_in_a_long_document():
+    """A long file below the function changes nothing: the brace is still left out."""
+    head = "function f(x) {\n  // Return x doubled.\n}\n"
+    text = head + "const y = 1;\n}\n" * 50_000
+    spec = find_spec(text, head.index(".") + 1, "brace")
+    assert spec is not None
+    edit = answer_edit(text, spec, head.index(".") + 1, "  return 2 * x;\n}")
+    assert edit is not None and edit.text.endswith("\n  return 2 * x;")
+
+
 @pytest.mark.parametrize(
     ("body", "below", "kept"),
     [

@@ -115,7 +115,10 @@ def answer_edit(text: str, spec: Spec, cursor: int, answer: str) -> Edit | None:
     """
     cursor = max(0, min(cursor, len(text)))
     end = spec.insert_at if cursor <= spec.insert_at else cursor
-    body = without_lines_below(answer.rstrip("\n"), text[line_end(text, end) :])
+    body = answer.rstrip("\n")
+    # the lines below that the answer could repeat (and blank ones between), not the whole rest
+    below_at, window = line_end(text, end), 2 * len(body) + 1024
+    body = without_lines_below(body, head(text[below_at : below_at + window + 1], window))
     if not body.strip():
         return None
     if cursor <= spec.insert_at:
