@@ -165,7 +165,8 @@ async def test_vllm_gone_mid_draft_is_a_clear_error_and_the_server_recovers(clie
     doc.type(client, doc.typed_case("numbers")[:-12])
     proxy.cut()  # vLLM goes away while the draft is written
     doc.type(client, doc.typed_case("numbers")[-12:])
-    with pytest.raises(JsonRpcException, match="refused the connection"):
+    # the trigger meets the draft cut off mid-answer, or the next one refused
+    with pytest.raises(JsonRpcException, match="(refused|dropped) the connection"):
         await inline(client, doc)
     await popped_up(client, "vLLM at")  # the drafting failure is shown to the user
     assert (await stats(client))["documents"]  # the server still answers

@@ -159,7 +159,8 @@ class TcpProxy:
         threading.Thread(target=self._accept, args=(listener,), daemon=True).start()
 
     def cut(self) -> None:
-        listener, self._listener = self._listener, None
+        with self._lock:  # a connection accepted from now on sees it is cut off
+            listener, self._listener = self._listener, None
         if listener is not None:
             listener.close()
         with self._lock:
@@ -182,7 +183,13 @@ class TcpProxy:
                 _close(client)
                 continue
             with self._lock:
-                self._open.update((client, upstream))
+                cut_meanwhile = self._listener is not listener
+                if not cut_meanwhile:
+                    self._open.update((client, upstream))
+            if cut_meanwhile:  # accepted just before a cut: it must not outlive it
+                _close(client)
+                _close(upstream)
+                return
             for a, b in ((client, upstream), (upstream, client)):
                 threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
 

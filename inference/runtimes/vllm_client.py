@@ -158,6 +158,8 @@ class VllmClient:
             what = f"did not answer within {self.timeout_s:g} s (vllmTimeoutS)"
         elif isinstance(exc, httpx.ConnectError):
             what = "refused the connection: is it running, and is vllmUrl right?"
+        elif isinstance(exc, (httpx.RemoteProtocolError, httpx.ReadError)):
+            what = f"dropped the connection mid-answer: did it stop or restart? ({exc})"
         else:
             what = f"failed: {exc.__class__.__name__}: {exc}"
         return RuntimeFailure(f"vLLM at {self.base_url} {what}")
