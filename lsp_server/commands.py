@@ -55,7 +55,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     bench.add_argument("--threads", type=int, default=None)
     bench.add_argument("--prompt-format", choices=["auto", "raw", "fim", "chat"], default="auto")
     bench.add_argument("--max-tokens", type=int, default=256)
-    bench.add_argument("--sessions", type=int, default=20, help="how many of the built-in ones")
+    bench.add_argument("--sessions", type=int, default=40, help="how many of the built-in ones")
     bench.add_argument("--sessions-file", type=Path, help="JSONL of sessions instead")
     bench.add_argument("--write-sessions", type=Path, help="write the sessions as JSONL and stop")
     bench.add_argument("--cps", type=_numbers(float), default=(12.0, 6.0),

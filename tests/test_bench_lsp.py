@@ -26,15 +26,54 @@ pytestmark = pytest.mark.timeout(600)
 
 
 def test_default_sessions_are_real_files_with_a_function_to_spec():
-    sessions = default_sessions(20)
-    assert len(sessions) == 20 and len({s.name for s in sessions}) == 20
-    assert any(s.name.startswith("own/") for s in sessions)
-    assert any(s.name.startswith("HumanEval/") for s in sessions)
+    sessions = default_sessions(40)
+    assert len(sessions) == 40 and len({s.name for s in sessions}) == 40
+    sources = {"own/", "more-itertools/", "HumanEval/", "own-ts/"}
+    assert {source for source in sources for s in sessions if s.name.startswith(source)} == sources
+    held = [s for i, s in enumerate(sessions) if held_out(i)]
+    assert len(held) == 10  # every source is in the split never tuned on, too
+    assert {source for source in sources for s in held if s.name.startswith(source)} == sources
     for session in sessions:
         header = session.above.rstrip().rsplit("\n", 1)[-1]
-        assert header.lstrip().startswith("def ") and header.endswith(":"), session.name
-        assert session.indent == "    " and session.docstring.strip()
-        assert "def " in session.below  # code below the function, too
+        assert session.docstring.strip(), session.name
+        if session.language == "python":
+            assert header.lstrip().startswith("def ") and header.endswith(":"), session.name
+            assert session.indent == "    "
+            assert "def " in session.below  # code below the function, too
+        else:
+            assert session.language == "typescript" and header.endswith("{"), session.name
+            assert session.indent == "  " and session.below.startswith("\n}\n")
+            assert "function " in session.below
+
+
+def test_library_sessions_take_the_installed_more_itertools_functions_with_neighbours():
+    import more_itertools
+
+    library = [s for s in default_sessions(40) if s.name.startswith("more-itertools/")]
+    assert len(library) >= 10
+    for session in library:
+        function = getattr(more_itertools, session.name.split("/")[1])
+        first_paragraph = (function.__doc__ or "").strip().split("\n\n")[0]
+        assert " ".join(session.docstring.split()) == " ".join(first_paragraph.split())
+        assert "import " in session.above and session.above.count("\ndef ") >= 1
+
+
+@pytest.mark.parametrize("autoclose", [False, True])
+def test_a_brace_language_spec_is_typed_as_comment_lines_inside_the_closed_body(autoclose):
+    session = next(s for s in default_sessions(40) if s.language == "typescript")
+    assert "\n" in session.docstring  # a two-line comment
+    typing = Typist(12, seed=1).type(session, autoclose=autoclose)
+    text = typing.initial
+    for stroke in typing.keystrokes:
+        text = text[: stroke.offset] + stroke.text + text[stroke.offset :]
+    comment = "\n  ".join(f"// {line}" for line in session.docstring.split("\n"))
+    assert text == typing.final == session.above + comment + "\n  " + session.below
+    assert typing.final[typing.body_offset :].startswith("\n}\n")  # the body's first line
+    # one keystroke before the spec's end: its last character not yet typed
+    assert typing.warm == session.above + comment[:-1] + session.below
+    assert typing.warm_cursor == len(session.above + comment) - 1
+    spec = find_spec(typing.final, typing.body_offset, "brace")
+    assert spec is not None and session.docstring.split("\n")[0] in spec.request.text
 
 
 @pytest.mark.parametrize("autoclose", [False, True])
@@ -80,8 +119,18 @@ def test_the_steady_typist_pauses_nowhere_longer_than_its_jitter():
 
 def test_sessions_round_trip_through_jsonl_and_bad_files_are_clear(tmp_path: Path):
     path = tmp_path / "sessions.jsonl"
-    write_sessions(default_sessions(3), path)
-    assert read_sessions(path) == default_sessions(3)
+    write_sessions(default_sessions(4), path)
+    assert read_sessions(path) == default_sessions(4)
+    assert read_sessions(path)[3].language == "typescript"
+    (tmp_path / "old.jsonl").write_text(
+        '{"name": "x", "above": "a", "docstring": "d", "below": ""}'
+    )
+    assert read_sessions(tmp_path / "old.jsonl")[0].language == "python"  # the default
+    (tmp_path / "go.jsonl").write_text(
+        '{"name": "x", "above": "a", "docstring": "d", "below": "", "language": "cobol"}'
+    )
+    with pytest.raises(ServerError, match="go.jsonl:1: language 'cobol' is not one of python"):
+        read_sessions(tmp_path / "go.jsonl")
     (tmp_path / "bad.jsonl").write_text('{"name": "x", "above": "def f():\\n    "}\n')
     with pytest.raises(ServerError, match="bad.jsonl:1: a session needs string fields"):
         read_sessions(tmp_path / "bad.jsonl")
@@ -133,7 +182,8 @@ def test_bench_lsp_times_typed_sessions_against_both_conventional_requests(
     real_model_name: str, tmp_path: Path
 ):
     sessions = tmp_path / "sessions.jsonl"
-    short = sorted(default_sessions(6), key=lambda s: len(s.docstring))[:2]
+    by_length = sorted(default_sessions(6), key=lambda s: len(s.docstring))
+    short = [next(s for s in by_length if s.language == lang) for lang in ("python", "typescript")]
     write_sessions(short, sessions)
     command = [
         sys.executable, "-m", "lsp_server.cli", "bench-lsp", "--model", real_model_name,

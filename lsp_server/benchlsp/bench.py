@@ -28,7 +28,7 @@ from lsp_server.benchlsp.sessions import (
 from lsp_server.benchlsp.typist import Profile
 from lsp_server.client import Editor, vllm_settings
 from lsp_server.config import Settings
-from lsp_server.spec import find_spec
+from lsp_server.spec import Spec, answer_edit, find_spec, language_of
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,7 @@ class BenchOptions:
     vllm_model: str | None = None
     prompt_format: str = "auto"
     max_tokens: int = 256
-    sessions: int = 20
+    sessions: int = 40
     sessions_file: Path | None = None
     cps: tuple[float, ...] = (12.0, 6.0)
     pauses_ms: tuple[int, ...] = (1000, 300)
@@ -173,7 +173,9 @@ def _llamacpp_baseline(options: BenchOptions, results: list[SessionResult]) -> N
         key = (result.final_text, result.cursor)
         if timed.get(key) is not None:
             result.extra["llamacpp_ms"] = round(timed[key].ms, 3)
-            result.extra["llamacpp_same"] = _body(same[key].text) == _body(result.answer)
+            result.extra["llamacpp_same"] = _as_inline(result, same[key].text, settings) == (
+                result.answer
+            )
 
 
 def _conventional_answers(
@@ -185,19 +187,29 @@ def _conventional_answers(
         for result in results:
             key = (result.final_text, result.cursor)
             if key not in answers:
-                final = _request(result.final_text, result.cursor, settings)
-                warm = _request(result.warm_text, result.warm_cursor, settings)
+                final = _request(result.final_text, result.cursor, result.language, settings)
+                warm = _request(result.warm_text, result.warm_cursor, result.language, settings)
                 answers[key] = conventional.answer(final, warm) if final else None
     finally:
         conventional.close()
     return answers
 
 
-def _request(text: str, cursor: int, settings: Settings) -> Request | None:
-    spec = find_spec(text, cursor, "python", settings.prefix_chars, settings.suffix_chars)
+def _request(text: str, cursor: int, language_id: str, settings: Settings) -> Request | None:
+    spec = _spec(text, cursor, language_id, settings)
     return spec.request if spec is not None else None
 
 
-def _body(text: str) -> str:
-    """An answer's body lines (the inline item also restates what closes the spec)."""
-    return text.split("\n", 1)[-1].rstrip() if "\n" in text else text.rstrip()
+def _spec(text: str, cursor: int, language_id: str, settings: Settings) -> Spec | None:
+    language = language_of(language_id, "")
+    if language is None:
+        return None
+    return find_spec(text, cursor, language, settings.prefix_chars, settings.suffix_chars)
+
+
+def _as_inline(result: SessionResult, answer: str, settings: Settings) -> str:
+    """What the inline item would say had the server answered the trigger with `answer`."""
+    text, cursor = result.final_text, result.cursor
+    spec = _spec(text, cursor, result.language, settings)
+    edit = answer_edit(text, spec, cursor, answer) if spec is not None else None
+    return edit.text if edit is not None else ""

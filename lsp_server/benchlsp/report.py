@@ -63,7 +63,10 @@ def summarize(results: Sequence[SessionResult]) -> list[dict[str, Any]]:
 
 
 def _parts(group: Sequence[SessionResult]) -> dict[str, dict[str, Any]]:
-    """The same figures for the tuned and held-out splits and each answer length."""
+    """The same figures for the tuned and held-out splits, each answer length, and each
+    language where there are several."""
+    languages = list(dict.fromkeys(r.language for r in group))
+    by_language = {lang: [r for r in group if r.language == lang] for lang in languages}
     parts = {
         "tuned": [r for r in group if not r.held_out],
         "held-out": [r for r in group if r.held_out],
@@ -71,6 +74,7 @@ def _parts(group: Sequence[SessionResult]) -> dict[str, dict[str, Any]]:
             name: [r for r in group if low <= r.answer_tokens < high]
             for name, low, high in LENGTHS
         },
+        **(by_language if len(by_language) > 1 else {}),
     }
     return {name: _part(results) for name, results in parts.items() if results}
 

@@ -27,7 +27,7 @@ from typing import Any, Literal
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
-from lsp_server.benchlsp.sessions import Session, held_out
+from lsp_server.benchlsp.sessions import EXTENSIONS, Session, held_out
 from lsp_server.benchlsp.typist import Profile, Typing, Typist
 from lsp_server.client import (
     Editor,
@@ -77,6 +77,7 @@ class SessionResult:
     identical: bool  # the streamed answer is the conventional (plain greedy) one
     typing_requests: int = 0  # automatic requests sent while typing (all cancelled or stale)
     profile: str = "thinking"  # the typist's pauses (typist.py)
+    language: str = "python"
     answer_tokens: int = 0  # the streamed answer's length
     held_out: bool = False  # in the split never tuned on (sessions.held_out)
     final_text: str = ""
@@ -129,8 +130,9 @@ async def _session(
 ) -> tuple[str, SessionResult]:
     """Type the session and time its trigger; its document stays open for `_conventional`."""
     client = editor.client
-    uri = f"file:///prewrite-bench-lsp/{index:03d}-{session.name.replace('/', '-')}.py"
-    client.text_document_did_open(open_params(uri, typing.initial))
+    name = f"{index:03d}-{session.name.replace('/', '-')}.{EXTENSIONS[session.language]}"
+    uri = f"file:///prewrite-bench-lsp/{name}"
+    client.text_document_did_open(open_params(uri, typing.initial, session.language))
     # several typists share the counters: `run_sessions` sets their window
     before = await _Busy.read(editor) if options.typists == 1 else None
     requests = _TypingRequests(editor, uri, options)
@@ -144,7 +146,8 @@ async def _session(
     busy_s, window_s = after.since(before) if before is not None else (0.0, 0.0)
     return uri, SessionResult(
         name=session.name, cps=options.cps, pause_ms=options.pause_ms, typists=options.typists,
-        profile=options.profile, answer_tokens=int(trigger.get("answerTokens", 0)),
+        profile=options.profile, language=session.language,
+        answer_tokens=int(trigger.get("answerTokens", 0)),
         held_out=held_out(index),
         autoclose=index % 2 == 1, keystrokes=len(typing.keystrokes), typing_s=round(typing_s, 3),
         trigger_ms=round(trigger_ms, 3), answer=answer,

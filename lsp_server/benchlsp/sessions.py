@@ -1,9 +1,12 @@
-"""The editing sessions of `prewrite bench-lsp`: a real file, one new function's docstring to type.
+"""The editing sessions of `prewrite bench-lsp`: a real file, one function's spec to type.
 
-A session is the code above the function (its header line included, the cursor on the indented
-line below it), the docstring's text, and the code below. The default set places HumanEval's
-prompts between other HumanEval solutions (a file with code above and below) and adds modules
-of our own (imports, helpers above, callers below). A JSONL file of sessions can replace them.
+A Python session is the code above the function (its header line included, the cursor on the
+indented line below it), the docstring's text, and the code below. A brace-language session
+is the same with the spec as `//` comment lines opening the body and the editor's `}` below.
+The default set draws from four sources in turn: modules of our own (imports, helpers above,
+callers below), more-itertools' functions among their neighbours, HumanEval's prompts placed
+between other HumanEval solutions, and TypeScript modules of our own. A JSONL file of sessions
+can replace them.
 """
 
 from __future__ import annotations
@@ -14,10 +17,17 @@ from pathlib import Path
 
 from inference.bench.segment import DocstringNotFound, split_prompt
 from inference.bench.suites import Problem, load_suite
+from lsp_server.benchlsp.library import more_itertools_parts
 from lsp_server.benchlsp.modules import MODULES
+from lsp_server.benchlsp.modules_ts import MODULES_TS, brace_parts
 from lsp_server.errors import ServerError
 
 FIELDS = ("name", "above", "docstring", "below")
+OPTIONAL_FIELDS = {"language": "python"}
+EXTENSIONS = {"python": "py", "typescript": "ts"}
+# the order the default set takes its sources in: period 5, prime to HELD_OUT_EVERY, so that
+# the held-out split draws from every source
+SOURCE_ORDER = ("own", "more-itertools", "humaneval", "typescript", "more-itertools")
 HELD_OUT_EVERY = 4  # every fourth session (by index) is held out: never tune on its figures
 
 
@@ -32,8 +42,9 @@ class Session:
 
     name: str
     above: str
-    docstring: str  # the text between the quotes, internal newlines and indentation included
+    docstring: str  # the spec's text: between the quotes, or the comment lines without `// `
     below: str
+    language: str = "python"  # a key of EXTENSIONS; other than Python, a `//` comment spec
 
     @property
     def indent(self) -> str:
@@ -42,15 +53,38 @@ class Session:
 
 
 def default_sessions(count: int) -> list[Session]:
-    """`count` sessions: our own modules first, then HumanEval prompts among their neighbours."""
-    own = [module_session(name, source) for name, source in MODULES.items()]
+    """`count` sessions, taken from the sources in turn (SOURCE_ORDER) while each lasts."""
+    sources = {
+        "own": [module_session(name, source) for name, source in MODULES.items()],
+        "more-itertools": [Session(*part) for part in more_itertools_parts()],
+        "humaneval": humaneval_sessions(),
+        "typescript": [
+            Session(f"{module}/{name}", above, comment, below, "typescript")
+            for module, source in MODULES_TS.items()
+            for name, above, comment, below in brace_parts(source)
+        ],
+    }
+    queues = {name: iter(sessions) for name, sessions in sources.items()}
+    chosen: list[Session] = []
+    while len(chosen) < count and queues:
+        for name in SOURCE_ORDER:
+            queue = queues.get(name)
+            session = next(queue, None) if queue is not None else None
+            if session is None:
+                queues.pop(name, None)
+            elif len(chosen) < count:
+                chosen.append(session)
+    return chosen
+
+
+def humaneval_sessions() -> list[Session]:
+    """Every HumanEval prompt that makes a session, among its neighbours."""
     problems = load_suite("humaneval")
-    humaneval = [
+    return [
         session
         for i in range(len(problems))
         if (session := humaneval_session(problems, i)) is not None
     ]
-    return (own + humaneval)[:count]
 
 
 def humaneval_session(problems: list[Problem], index: int) -> Session | None:
@@ -90,11 +124,18 @@ def read_sessions(path: Path) -> list[Session]:
             continue
         try:
             record = json.loads(line)
-            sessions.append(Session(**{key: str(record[key]) for key in FIELDS}))
-        except (ValueError, KeyError, TypeError) as exc:
+            fields = {key: str(record[key]) for key in FIELDS}
+            fields |= {key: str(record.get(key, value)) for key, value in OPTIONAL_FIELDS.items()}
+            sessions.append(Session(**fields))
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise ServerError(
                 f"{path}:{number}: a session needs string fields {', '.join(FIELDS)} ({exc})"
             ) from exc
+        if sessions[-1].language not in EXTENSIONS:
+            raise ServerError(
+                f"{path}:{number}: language {sessions[-1].language!r} is not one of "
+                f"{', '.join(EXTENSIONS)}"
+            )
     if not sessions:
         raise ServerError(f"{path} holds no session")
     return sessions

@@ -1,17 +1,20 @@
-"""A person typing a docstring: the keystrokes an editor sends, with human timing.
+"""A person typing a spec: the keystrokes an editor sends, with human timing.
 
 Each keystroke is one incremental change. Enter brings the line's indentation with it (editors
 auto-indent). In an auto-closing session (VS Code's default), typing the third opening quote
 also inserts the closing quotes after the cursor; at the end the cursor jumps past them. Else
-the closing quotes are typed last. Timing: `cps` characters a second with log-normal jitter;
-the `thinking` typist also pauses longer after a word, longer still after a sentence and at a
-line break, the `steady` one does not (the harder case: nothing ends before the last word).
+the closing quotes are typed last. A brace-language spec is `//` comment lines, each begun by
+typing `// `, then Enter opens the line the body starts on. Timing: `cps` characters a second
+with log-normal jitter; the `thinking` typist also pauses longer after a word, longer still
+after a sentence and at a line break, the `steady` one does not (the harder case: nothing ends
+before the last word).
 """
 
 from __future__ import annotations
 
 import math
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, get_args
 
@@ -19,6 +22,7 @@ if TYPE_CHECKING:  # the server's command line imports this module for PROFILES:
     from lsp_server.benchlsp.sessions import Session
 
 QUOTES = '"""'
+LINE_COMMENT = "// "
 _JITTER = 0.35  # sigma of the log-normal factor on each interval
 _SENTENCE_ENDS = ".!?:"
 Profile = Literal["steady", "thinking"]
@@ -61,30 +65,29 @@ class Typist:
         self.rng = random.Random(seed)
 
     def type(self, session: Session, autoclose: bool) -> Typing:
-        """The keystrokes that write `session`'s docstring and open its body."""
-        indent = session.indent
-        newline = "\n" + indent
-        pieces = [*QUOTES, *_pieces(session.docstring)]
-        text, cursor = session.above + session.below, len(session.above)
-        initial, strokes, previous = text, [], ""
-        warm, warm_cursor = text, cursor
-        for i, piece in enumerate(pieces):
-            if i == len(pieces) - 1:
-                warm, warm_cursor = text, cursor
-            extra = QUOTES if autoclose and i == len(QUOTES) - 1 else ""
-            strokes.append(Keystroke(self._delay(previous, piece), cursor, piece + extra,
-                                     cursor + len(piece)))  # fmt: skip
-            text = text[:cursor] + piece + extra + text[cursor:]
-            cursor, previous = cursor + len(piece), piece
-        ending = [newline] if autoclose else [newline, *QUOTES, newline]
+        """The keystrokes that write `session`'s spec and open its body."""
+        editor = _Editor(self, session.above + session.below, len(session.above))
+        newline = "\n" + session.indent
+        if session.language != "python":  # `//` lines, then Enter
+            for number, line in enumerate(session.docstring.split("\n")):
+                editor.type([newline] if number else [])
+                editor.type([*LINE_COMMENT, *line[:-1]])
+                editor.remember_warm()
+                editor.type([line[-1:]] if line else [])
+            editor.type([newline])
+            return editor.typing()
+        pieces = _pieces(session.docstring)
+        editor.type(QUOTES[:-1])
+        editor.type([QUOTES[-1]], extra=QUOTES if autoclose else "")
+        editor.type(pieces[:-1])
+        editor.remember_warm()
+        editor.type(pieces[-1:])
         if autoclose:
-            cursor += len(QUOTES)  # End: past the closing quotes the editor inserted
-        for piece in ending:
-            strokes.append(Keystroke(self._delay(previous, piece), cursor, piece,
-                                     cursor + len(piece)))  # fmt: skip
-            text = text[:cursor] + piece + text[cursor:]
-            cursor, previous = cursor + len(piece), piece
-        return Typing(initial, tuple(strokes), text, cursor, warm, warm_cursor)
+            editor.cursor += len(QUOTES)  # End: past the closing quotes the editor inserted
+            editor.type([newline])
+        else:
+            editor.type([newline, *QUOTES, newline])
+        return editor.typing()
 
     def _delay(self, previous: str, piece: str) -> float:
         """Seconds before `piece` after `previous`: jittered; when thinking, longer at word and
@@ -103,6 +106,33 @@ class Typist:
         if piece.startswith("\n"):
             delay += self.rng.uniform(0.2, 0.6)
         return delay
+
+
+class _Editor:
+    """The document as the keystrokes change it, and the keystrokes so far."""
+
+    def __init__(self, typist: Typist, text: str, cursor: int):
+        self.typist, self.text, self.cursor = typist, text, cursor
+        self.initial, self.previous = text, ""
+        self.strokes: list[Keystroke] = []
+        self.warm, self.warm_cursor = text, cursor
+
+    def type(self, pieces: Sequence[str], extra: str = "") -> None:
+        """Type each piece at the cursor; `extra` is what the editor adds after the cursor."""
+        for piece in pieces:
+            delay = self.typist._delay(self.previous, piece)
+            end = self.cursor + len(piece)
+            self.strokes.append(Keystroke(delay, self.cursor, piece + extra, end))
+            self.text = self.text[: self.cursor] + piece + extra + self.text[self.cursor :]
+            self.cursor, self.previous = end, piece
+
+    def remember_warm(self) -> None:
+        """The document now is the one before the spec's last character."""
+        self.warm, self.warm_cursor = self.text, self.cursor
+
+    def typing(self) -> Typing:
+        return Typing(self.initial, tuple(self.strokes), self.text, self.cursor, self.warm,
+                      self.warm_cursor)  # fmt: skip
 
 
 def _pieces(docstring: str) -> list[str]:
