@@ -29,7 +29,7 @@ LLAMA_KEY := $(shell (echo '$(LLAMA_CMAKE_ARGS) $(CMAKE_ARGS)'; grep -m2 -E '^(m
 	/proc/cpuinfo) | sha256sum | cut -c1-12)
 LLAMA_WHEELS := $(PREWRITE_CACHE_DIR)/wheels/llama-cpp-python-$(LLAMA_VERSION)-$(LLAMA_KEY)
 
-.PHONY: venv demo engine-demo test lint models-test vsix clients-test vscode-e2e vllm-venv
+.PHONY: venv demo engine-demo test lint models-test vsix clients-test vscode-e2e vllm-venv sandbox
 
 $(STAMP): pyproject.toml requirements.lock Makefile
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -91,5 +91,9 @@ vscode-e2e: venv models-test vsix
 		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium libkrb5-dev)
 	cd $(VSCODE) && node out/e2e/install.js && npm run e2e
 
-test: lint models-test clients-test vscode-e2e vllm-venv
+# bubblewrap: the sandbox a draft's doctest examples run in (tests/test_examples_sandbox.py).
+sandbox:
+	command -v bwrap >/dev/null || [ "$$(id -u)" != 0 ] || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap)
+
+test: lint models-test clients-test vscode-e2e vllm-venv sandbox
 	PREWRITE_VLLM_PYTHON=$(VLLM_VENV)/bin/python $(BIN)/python -m pytest -q -p no:cacheprovider
