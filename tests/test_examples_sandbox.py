@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from lsp_server.examples.checker import ExampleChecker, docstring_examples
-from lsp_server.examples.sandbox import ExampleRun, Limits, RunCancelled, Sandbox
+from inference.examples.checker import ExampleChecker, docstring_examples
+from inference.examples.sandbox import ExampleRun, Limits, RunCancelled, Sandbox
 
 pytestmark = pytest.mark.timeout(120)
 

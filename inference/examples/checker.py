@@ -13,7 +13,7 @@ import threading
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 
-from lsp_server.examples.sandbox import ExampleRun, RunCancelled, Sandbox, SandboxFailure
+from inference.examples.sandbox import ExampleRun, RunCancelled, Sandbox, SandboxFailure
 
 _QUOTES = re.compile(r"^[rRuU]?('''|\"\"\")")
 
