@@ -19,6 +19,25 @@ class Request:
     language: Language = "python"
 
 
+@dataclass(frozen=True)
+class Update:
+    """One session's `update`, for `update_many`."""
+
+    session_id: str
+    request: Request
+    version: int = 0
+    min_forwards: int = 0
+
+
+@dataclass(frozen=True)
+class CacheUse:
+    """The sessions' caches: bytes held, the budget, and the caches evicted so far."""
+
+    held: int
+    budget: int
+    evictions: int
+
+
 @dataclass
 class Cost:
     """Work one engine call did: forwards, wall time and what happened to the draft."""

@@ -88,8 +88,12 @@ class Drafting(UsesContext):
         if doc is None or not (self.active() and self.settings().drafting):
             return None
         waits = uri in self._idle  # the idle timer submits this very text unless typing goes on
-        submit = None if waits else (lambda: self._submit(doc, document, spec))
-        return self.worker().when_drafted(uri, spec.request, submit)
+        waiting = self.worker().when_drafted(uri, spec.request, expect=waits)
+        if waiting is None:  # no draft of this text: submit it, the trigger waiting on it
+            tag = self._submitted(doc, document, spec)
+            min_forwards = self.settings().draft_min_forwards
+            waiting = self.worker().draft_for(uri, spec.request, tag, min_forwards)
+        return waiting
 
     def on_event(self, event: DraftEvent) -> None:
         """A draft job's news from the worker: remember the text, tell the client if it asked."""
@@ -128,10 +132,15 @@ class Drafting(UsesContext):
             self._submit(doc, document, spec)
 
     def _submit(self, doc: Document, document: TextDocument, spec: Spec) -> None:
+        tag = self._submitted(doc, document, spec)
+        self.worker().draft(doc.uri, spec.request, tag, self.settings().draft_min_forwards)
+
+    def _submitted(self, doc: Document, document: TextDocument, spec: Spec) -> DraftTag:
+        """The spec's request goes to the worker now: the tag its drafts are reported with."""
         self.forget(doc.uri)  # a waiting idle timer would only submit this again
         doc.submitted = spec.request
         doc.tag = DraftTag.of(document, spec)
-        self.worker().draft(doc.uri, spec.request, doc.tag, self.settings().draft_min_forwards)
+        return doc.tag
 
     def _same_request(self, doc: Document, document: TextDocument, spec: Spec) -> None:
         """An edit that leaves the request as it was: the draft now stands for this version."""

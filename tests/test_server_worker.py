@@ -8,15 +8,17 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import pytest
 
-from inference.api import Completion, Cost, ForwardCounter, Request
+from inference.api import CacheUse, Completion, Cost, ForwardCounter, Request, Update
 from inference.config import EngineConfig
-from inference.engine.engine import Update
 from inference.errors import ContextOverflowError, ModelNotFoundError, Superseded
-from lsp_server.worker import OVERDUE_S, PAUSED_S, DraftEvent, Worker
+from inference.runtimes.base import RuntimeInfo
+from lsp_server.engine_api import DraftEngine
+from lsp_server.scheduling import OVERDUE_S, PAUSED_S
+from lsp_server.worker import DraftEvent, Worker
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -62,16 +64,17 @@ class GatedEngine:
 
     def update_many(
         self,
-        updates: list[Update],
+        updates: Sequence[Update],
         on_done: Callable[[int, Completion | Exception], None] | None = None,
-        admit: Callable[[], list[Update]] | None = None,
+        admit: Callable[[], Sequence[Update]] | None = None,
     ) -> list[Completion | Exception]:
         """Runs the updates one after another (the scheduling is what is under test); those
         admitted (after each) join at the end; in each group all but the first wait on
         `between`."""
         batch = [u.session_id for u in updates]
         self.batches.append(batch)
-        queue, results, firsts = list(updates), [], {0}
+        queue, firsts = list(updates), {0}
+        results: list[Completion | Exception] = []
         while True:
             joined = admit() if admit is not None else []
             if joined:
@@ -93,6 +96,15 @@ class GatedEngine:
 
     def finalize(self, sid: str, request: Request, version: int = 0) -> Completion:
         return self._sync("finalize", sid, request, version, "residual")
+
+    def runtime_info(self) -> RuntimeInfo:
+        return RuntimeInfo("gated", "cpu", "none", 1, "0")
+
+    def cache_use(self) -> CacheUse:
+        return CacheUse(held=len(self._done), budget=1 << 20, evictions=0)
+
+    def forwards(self) -> dict[str, int]:
+        return dict(self.counter.by_phase)
 
     def generate(self, request: Request, cached_by: str | None = None) -> Completion:
         self.calls.append(("generate", "", request.text))
@@ -140,7 +152,7 @@ class Harness:
     def engine(self) -> GatedEngine:
         return self.engines[-1]
 
-    def _load(self, config: EngineConfig) -> GatedEngine:
+    def _load(self, config: EngineConfig) -> DraftEngine:  # the worker's protocol (mypy checks)
         if config.model == "missing":
             raise ModelNotFoundError("model 'missing' is nowhere")
         self.engines.append(GatedEngine(config))
@@ -305,6 +317,16 @@ async def test_a_model_that_fails_to_load_leaves_the_loaded_one_serving(harness)
     assert harness.worker.ready
     assert harness.worker.config is not None and harness.worker.config.model == "gated"
     assert (await harness.worker.plain(request("x"))).text == "X"
+
+
+async def test_the_engines_figures_come_through_its_protocol(harness):
+    harness.worker.draft("a", request("a1"), 1)
+    await harness.event("a", "verified", 1)
+
+    info = harness.worker.runtime()
+    assert info is not None and info.kind == "gated"
+    assert harness.worker.memory() == {"cacheBytes": 1, "budgetBytes": 1 << 20, "evictions": 0}
+    assert harness.worker.forwards() == {"drafting": FORWARDS_PER_ANSWER}
 
 
 async def test_results_come_back_on_the_event_loop_thread(harness):
@@ -520,18 +542,14 @@ async def test_a_trigger_on_another_document_keeps_the_draft_a_typing_trigger_wa
 
 
 async def test_a_typing_trigger_submits_the_draft_of_its_text_when_there_is_none(harness):
-    submitted = []
+    assert harness.worker.when_drafted("a", request("a1"), expect=False) is None  # none yet
+    answer = harness.worker.draft_for("a", request("a1"), 1)  # the caller submits it
 
-    def submit() -> None:
-        submitted.append("a1")
-        harness.worker.draft("a", request("a1"), 1)
-
-    answer = harness.worker.when_drafted("a", request("a1"), submit)
-
-    assert (await answer).text == "A1" and submitted == ["a1"]
-    again = harness.worker.when_drafted("a", request("a1"), submit)  # verified: no new draft
-    assert (await again).text == "A1" and submitted == ["a1"]
+    assert (await answer).text == "A1"
+    again = harness.worker.when_drafted("a", request("a1"), expect=False)  # verified: no draft
+    assert again is not None and (await again).text == "A1"
     assert not harness.worker.expects("a", request("a1"))
+    assert harness.engine.calls == [("update", "a", "a1")]
 
 
 async def test_a_typing_trigger_leaves_the_draft_another_trigger_waits_for_running(harness):

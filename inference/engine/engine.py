@@ -6,10 +6,10 @@ import functools
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TypeVar
 
-from inference.api import Completion, Cost, FinishReason, ForwardCounter, Request
+from inference.api import CacheUse, Completion, Cost, FinishReason, ForwardCounter, Request, Update
 from inference.config import EngineConfig
 from inference.engine.acceptance import make_rule
 from inference.engine.kvcache import KVState, Steps, run_alone, run_together
@@ -20,20 +20,10 @@ from inference.engine.stopping import StopRule
 from inference.errors import ContextOverflowError, Superseded, UnknownSessionError
 from inference.packs import PACKS
 from inference.runtimes import load_runtime
-from inference.runtimes.base import Runtime, ShapeHints
+from inference.runtimes.base import Runtime, RuntimeInfo, ShapeHints
 
 DRAFTING, RESIDUAL, BASELINE, WARMUP = "drafting", "residual", "baseline", "warmup"
 T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class Update:
-    """One session's `update`, for `update_many`."""
-
-    session_id: str
-    request: Request
-    version: int = 0
-    min_forwards: int = 0
 
 
 class Engine:
@@ -75,6 +65,19 @@ class Engine:
     def batch_limit(self) -> int:
         """How many sessions `update_many` serves in one forward per step (1: no batching)."""
         return self.runtime.batch_limit
+
+    def runtime_info(self) -> RuntimeInfo:
+        """What runs the model (kind, device, threads)."""
+        return self.runtime.info
+
+    def cache_use(self) -> CacheUse:
+        """The sessions' caches: bytes held, the budget, evictions so far (by either)."""
+        budget = self.memory
+        return CacheUse(budget.held, budget.budget, budget.evictions + self.runtime.evictions)
+
+    def forwards(self) -> dict[str, int]:
+        """Model forwards so far by phase (drafting, residual, baseline)."""
+        return dict(self.counter.by_phase)
 
     def shutdown(self) -> None:
         """Close every session and free the model."""
