@@ -97,3 +97,13 @@ sandbox:
 
 test: lint models-test clients-test vscode-e2e vllm-venv sandbox
 	PREWRITE_VLLM_PYTHON=$(VLLM_VENV)/bin/python $(BIN)/python -m pytest -q -p no:cacheprovider
+
+# The engine on a CUDA GPU in bfloat16 with random-weight models of Qwen2.5-Coder-1.5B's and
+# -7B's configurations (nothing downloaded): exactness, ms per forward, bench-lsp sessions, one
+# JSON file (docs/engine.md, "GPU check"). gpu-check-dry: the same steps on the CPU, tiny models.
+.PHONY: gpu-check gpu-check-dry
+gpu-check: venv
+	$(BIN)/prewrite gpu-check --out bench-out/gpu-check.json
+
+gpu-check-dry: venv
+	$(BIN)/prewrite gpu-check --dry-run --out bench-out/gpu-check-dry.json

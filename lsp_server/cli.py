@@ -12,6 +12,7 @@ from inference.adapt import cli as adapt_cli
 from inference.bench import cli as bench_cli
 from inference.drafter import cli as drafter_cli
 from inference.errors import PrewriteError
+from inference.gpucheck import cli as gpucheck_cli
 from lsp_server import commands as server_commands
 
 
@@ -24,6 +25,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench_cli.register(commands)
     adapt_cli.register(commands)
     drafter_cli.register(commands)
+    gpucheck_cli.register(commands)
     return parser
 
 
