@@ -10,6 +10,7 @@ from pygls.workspace import TextDocument
 
 from inference.api import Completion
 from inference.errors import Superseded
+from inference.examples.sandbox import ExampleRun
 from lsp_server import convert
 from lsp_server.context import ServerContext, UsesContext
 from lsp_server.documents import Trigger, TriggerKind
@@ -75,7 +76,8 @@ class Answers(UsesContext):
                 return None, None
             completion = await self._wait(uri, document, spec, kind)
             self._still(uri, document, text)
-        self._record(uri, document.version or 0, kind, completion, from_draft, started)
+        examples = self.drafting.examples_of(uri, spec.request, completion.text)
+        self._record(uri, document.version or 0, kind, completion, from_draft, started, examples)
         return document, answer_edit(text, spec, cursor, completion.text)
 
     async def _wait(
@@ -136,6 +138,7 @@ class Answers(UsesContext):
         completion: Completion,
         from_draft: bool,
         started: float,
+        examples: ExampleRun | None,
     ) -> None:
         """Keep the trigger's figures for prewrite.stats and the trace."""
         cost = completion.cost
@@ -162,5 +165,6 @@ class Answers(UsesContext):
                 **trigger.wire(),
                 "acceptance": cost.acceptance,
                 "promptTokens": completion.prompt_tokens,
+                "examples": examples.to_wire() if examples is not None else None,
             }
         )

@@ -156,6 +156,11 @@ class Settings(BaseModel):
     draft_preview: bool = Field(
         default=False, description="Send prewrite/draft notifications with the live draft."
     )
+    check_examples: Literal["auto", "off"] = Field(
+        default="auto",
+        description="Run the docstring's >>> examples against each verified draft in a "
+        "bubblewrap sandbox: auto (where the sandbox works) or off.",
+    )
     prefix_chars: int = Field(
         default=8000, ge=100, le=1_000_000, description="Most characters of code before the body."
     )

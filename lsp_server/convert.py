@@ -9,8 +9,9 @@ from lsprotocol import types
 from pygls.workspace import ServerTextPosition, TextDocument
 
 from inference.api import Completion
+from inference.examples.sandbox import ExampleRun
 from lsp_server.spec import Edit
-from lsp_server.wire import DraftParams, DraftStatus, ServerState, StatusParams
+from lsp_server.wire import DraftParams, DraftStatus, ExamplesParams, ServerState, StatusParams
 
 _SNIPPET_SPECIAL = str.maketrans({"\\": "\\\\", "$": "\\$", "}": "\\}"})
 
@@ -129,9 +130,15 @@ def draft_params(
     status: DraftStatus,
     text: str,
     completion: Completion | None,
+    examples: ExampleRun | None = None,
 ) -> DraftParams:
     """A prewrite/draft notification's params."""
     cost = completion.cost if completion else None
+    checked = (
+        ExamplesParams(examples.passed, examples.failed, examples.total, examples.first_failure)
+        if examples is not None
+        else None
+    )
     return DraftParams(
         uri=uri,
         version=version,
@@ -143,6 +150,7 @@ def draft_params(
         generated_tokens=cost.generated_tokens if cost else 0,
         forwards=cost.forwards if cost else 0,
         ms=round(cost.wall_ms, 3) if cost else 0.0,
+        examples=checked,
     )
 
 

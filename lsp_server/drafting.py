@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from lsprotocol import types
 from pygls.workspace import TextDocument
 
 from inference.api import Completion, Request
+from inference.examples.sandbox import ExampleRun
 from lsp_server import convert
 from lsp_server.context import ServerContext, UsesContext
 from lsp_server.documents import Document
+from lsp_server.examples import DraftExamples
 from lsp_server.spec import Spec
+from lsp_server.wire import DraftStatus
 from lsp_server.worker import DraftEvent
 
 
@@ -44,6 +47,9 @@ class Drafting(UsesContext):
     def __init__(self, context: ServerContext):
         super().__init__(context)
         self._idle: dict[str, asyncio.TimerHandle] = {}
+        self._examples: DraftExamples | None = None
+        self._verified: dict[str, tuple[DraftTag, Completion]] = {}  # the last verified drafts
+        self.examples_unavailable: Callable[[str], None] = lambda why: None  # the service's
 
     def changed(
         self, uri: str, version: int, changes: Sequence[types.TextDocumentContentChangeEvent]
@@ -71,10 +77,31 @@ class Drafting(UsesContext):
                 self._draft(doc, document, spec)
 
     def forget(self, uri: str | None = None) -> None:
-        """Cancel idle timers: one document's, or all of them."""
+        """Cancel idle timers and example runs: one document's, or all of them."""
         for key in [uri] if uri is not None else list(self._idle):
             if (handle := self._idle.pop(key, None)) is not None:
                 handle.cancel()
+        if uri is not None:
+            self._verified.pop(uri, None)
+            if self._examples is not None:
+                self._examples.forget(uri)
+        elif self._examples is not None:
+            self._examples.close()
+            self._examples = None
+
+    @property
+    def examples(self) -> DraftExamples:
+        """The example runs of verified drafts (started on first use, inside the event loop)."""
+        if self._examples is None:
+            loop = asyncio.get_running_loop()
+            self._examples = DraftExamples(
+                loop, self.notify, self._examples_arrived, self.examples_unavailable
+            )
+        return self._examples
+
+    def examples_of(self, uri: str, request: Request, answer: str) -> ExampleRun | None:
+        """The examples' result for this answer of the document, if its run has finished."""
+        return self._examples.known(uri, (request, answer)) if self._examples else None
 
     def when_drafted(
         self, uri: str, document: TextDocument, spec: Spec
@@ -109,11 +136,40 @@ class Drafting(UsesContext):
             tag = doc.tag  # report it for the newest version that has the same request
         if event.completion is not None:
             doc.preview = answer_text(tag.closing, event.completion.text)
-        if self.settings().draft_preview:
-            params = convert.draft_params(
-                doc.uri, tag.version, tag.position, event.status, doc.preview, event.completion
-            )
-            self.notify.draft(params)
+        if event.status == "verified" and event.completion is not None:
+            self._verified[doc.uri] = (tag, event.completion)
+            self._check_examples(doc, tag.request, event.completion.text)
+        self._tell(doc, tag, event.status, event.completion)
+
+    def _tell(
+        self, doc: Document, tag: DraftTag, status: DraftStatus, completion: Completion | None
+    ) -> None:
+        """prewrite/draft, for a client that asked for drafts."""
+        if not self.settings().draft_preview:
+            return
+        examples = self.examples_of(doc.uri, tag.request, completion.text) if completion else None
+        params = convert.draft_params(
+            doc.uri, tag.version, tag.position, status, doc.preview, completion, examples
+        )
+        self.notify.draft(params)
+
+    def _check_examples(self, doc: Document, request: Request, answer: str) -> None:
+        """Run the spec's examples against a draft verified for the document as it is now."""
+        document = self.document(doc.uri)
+        if self.settings().check_examples == "off" or document is None:
+            return
+        spec = doc.find(document.source, None, *self._window())
+        if spec is not None and spec.request == request:
+            self.examples.check(doc.uri, document.source, spec, answer)
+
+    def _examples_arrived(self, uri: str) -> None:
+        """A run finished: the draft goes out again with its examples, if it is still current."""
+        doc, last = self.documents.get(uri), self._verified.get(uri)
+        if doc is None or last is None:
+            return
+        tag, completion = last
+        if doc.tag is not None and doc.tag.request == tag.request:
+            self._tell(doc, doc.tag, "verified", completion)
 
     def _draft(
         self, doc: Document, document: TextDocument, spec: Spec, word_ended: bool = True

@@ -43,6 +43,7 @@ class Service:
         self.trace = Trace(on_error=self.notify.report)
         self.enabled = True
         self.state: ServerState = "loading"
+        self._message = ""
         self.root: str | None = None
         self._worker: Worker | None = None
         context = ServerContext(
@@ -50,6 +51,7 @@ class Service:
             self.active,
         )  # fmt: skip
         self.drafting = Drafting(context)
+        self.drafting.examples_unavailable = self._examples_unavailable
         self.answers = Answers(context, self.drafting, self.trace, self._snippets)
 
     @property
@@ -122,6 +124,8 @@ class Service:
         info = self.worker.runtime()
         where = f" on {info.kind} ({info.device}, {info.threads} threads)" if info else ""
         self._status("ready" if self.enabled else "disabled", f"{model} is ready{where}")
+        if self.settings.check_examples == "auto":
+            self.drafting.examples.probe()
         self.drafting.redraft_all()
 
     def shutdown(self) -> None:
@@ -167,8 +171,13 @@ class Service:
             return None
         return values[0] if values else None
 
+    def _examples_unavailable(self, why: str) -> None:
+        """The sandbox does not work here: the status says so once, beside the model's state."""
+        if self.state in ("ready", "disabled"):
+            self._status(self.state, f"{self._message}; examples not checked: {why}")
+
     def _status(self, state: ServerState, message: str) -> None:
-        self.state = state
+        self.state, self._message = state, message
         loaded = self.worker.config
         self.notify.status(state, loaded.model if loaded else self.settings.model, message)
 
@@ -211,6 +220,7 @@ class Service:
             "busySeconds": worker.busy(),
             "drafts": worker.stats(),
             "memory": worker.memory(),
+            "examples": self.drafting.examples.stats(),
             "documents": [
                 {
                     "uri": doc.uri,

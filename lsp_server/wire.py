@@ -25,13 +25,24 @@ ServerState = Literal["loading", "ready", "error", "disabled"]
 
 
 @attrs.define
+class ExamplesParams:
+    """How a draft did on its spec's `>>>` examples, run in the sandbox."""
+
+    passed: int
+    failed: int
+    total: int
+    first_failure: str | None  # "f(2) returned 5, expected 4", or null when all passed
+
+
+@attrs.define
 class DraftParams:
     """The live draft of one document.
 
     `regenerating`: the engine started on this version (text is the previous draft, stale);
     `accepted`: newer typing interrupted it, text is the part verified for this version;
     `verified`: text is the complete answer for exactly this version. The text goes at
-    `position` (the end of the spec's last line) and starts with what closes the spec.
+    `position` (the end of the spec's last line) and starts with what closes the spec. A
+    verified draft is sent again, with `examples`, once its examples have run.
     """
 
     uri: str
@@ -44,6 +55,7 @@ class DraftParams:
     generated_tokens: int
     forwards: int
     ms: float
+    examples: ExamplesParams | None  # null: no examples, not checked (yet), or not this draft
 
 
 @attrs.define

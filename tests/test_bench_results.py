@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -71,6 +72,19 @@ def test_summary_figures() -> None:
     assert s["one_forward_rate"] == pytest.approx(1 / 3)
     assert s["forwards_removed"] == pytest.approx(1 - 16 / 38)
     assert s["median_cold_wall_speedup"] == 4.0
+
+
+def test_the_prompts_examples_split_pass_at_1_by_whether_they_passed() -> None:
+    checked = [dataclasses.replace(e, examples_total=2, examples_passed=p)
+               for e, p in zip(RUN.examples, (2, 1, 2), strict=True)]  # fmt: skip
+    unchecked = example("T/9", (5, 1), (10.0, 1.0), "yyy")  # no examples: counts nowhere
+    s = summarize([*checked, unchecked])
+    assert (s["examples_checked"], s["examples_pass_rate"]) == (3.0, pytest.approx(2 / 3))
+    # T/0 and T/2 passed their examples; of them T/0 passes the hidden tests; T/1 failed both
+    assert (s["pass_at_1_examples_passed"], s["pass_at_1_examples_failed"]) == (0.5, 0.0)
+    table = format_table({**META, "n": 4, "excluded": 0, "summary": s})
+    assert "examples pass on 66.7% of 3 answers with examples" in table
+    assert "where they pass 50.0% (n=2), where they fail 0.0% (n=1)" in table
 
 
 def test_no_examples_give_zero_figures_under_the_same_keys() -> None:

@@ -143,6 +143,8 @@ def test_docstring_examples_reads_the_spec_as_doctest_does():
     assert docstring_examples('"""Add.\n\n    >>> add(1, 2)\n    3\n    """') == (
         "Add.\n\n    >>> add(1, 2)\n    3\n    ", 1)  # fmt: skip
     assert docstring_examples("r'''x\n>>> f(\n... 1)\n2\n") == ("x\n>>> f(\n... 1)\n2\n", 1)
+    indented = '    """x\n    >>> 1\n    1\n    """'  # a spec starts at its line's indentation
+    assert docstring_examples(indented) == ("x\n    >>> 1\n    1\n    ", 1)
     assert docstring_examples('"""No examples here."""') is None
     assert docstring_examples("# a comment spec") is None
 
@@ -170,3 +172,27 @@ def test_a_newer_draft_cancels_the_older_run_of_the_same_document(checker):
     assert examples.done.wait(10)
     assert reports == [("file:///a.py", 2, ExampleRun(1, 1, 2, "add(2, 2) returned 4, expected 5"))]
     assert examples.runs == 1
+
+
+PROMPT = '''from typing import List
+
+
+def below_zero(operations: List[int]) -> bool:
+    """ Return True if the balance falls below zero at any point.
+    >>> below_zero([1, 2, 3])
+    False
+    >>> below_zero([1, 2, -4, 5])
+    True
+    """
+'''
+
+
+def test_the_bench_runs_a_prompts_examples_on_an_answer(sandbox):
+    from inference.bench.examples import run_examples
+
+    right = "    balance = 0\n    for op in operations:\n        balance += op\n" \
+            "        if balance < 0:\n            return True\n    return False\n"  # fmt: skip
+    assert run_examples(sandbox, PROMPT, right) == (2, 2)
+    assert run_examples(sandbox, PROMPT, "    return False\n") == (1, 2)
+    assert run_examples(sandbox, PROMPT, "    return (\n") == (0, 2)  # does not parse
+    assert run_examples(sandbox, "def f():\n    '''No examples.'''\n", "    return 1\n") == (0, 0)

@@ -45,6 +45,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     bench.add_argument("--out", type=Path, default=None, help=f"folder (default {DEFAULT_OUT}/...)")
     bench.add_argument("--test-timeout", type=float, default=Limits.timeout_s, help="seconds")
     bench.add_argument("--test-memory-mb", type=positive, default=Limits.memory_mb)
+    _add_check_examples(bench)
     bench.add_argument(
         "--resume",
         action="store_true",
@@ -101,6 +102,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     pass1.add_argument("--out", type=Path, default=DEFAULT_OUT / "pass1")
     pass1.add_argument("--test-timeout", type=float, default=Limits.timeout_s, help="seconds")
     pass1.add_argument("--test-memory-mb", type=positive, default=Limits.memory_mb)
+    _add_check_examples(pass1)
     pass1.add_argument(
         "--no-split", action="store_true", help="skip judging failures (cut by us, or wrong)"
     )
@@ -150,14 +152,25 @@ def _dispatch(args: argparse.Namespace) -> int:
     return _run(args)
 
 
+def _add_check_examples(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--check-examples",
+        choices=("auto", "off"),
+        default="auto",
+        help="run each prompt's >>> examples on the answer in the server's sandbox (auto: "
+        "where bubblewrap works) and split pass@1 by them",
+    )
+
+
 def _pass1(args: argparse.Namespace) -> int:
+    from inference.bench.examples import examples_line
     from inference.bench.quality import PASS1_FILE, measure_pass1, pass1_document, resume_pass1
     from inference.bench.results import read_json, write_results
     from inference.config import validate_engine_config
     from inference.engine import Engine
 
     engine = Engine.load(validate_engine_config(engine_config_from(args)))
-    limits = Limits(timeout_s=args.test_timeout, memory_mb=args.test_memory_mb)
+    limits = Limits(args.test_timeout, args.test_memory_mb, args.check_examples == "auto")
     problems = _problems(args)
     meta = _meta(args, engine, len(problems))
     path = args.out / PASS1_FILE
@@ -175,6 +188,7 @@ def _pass1(args: argparse.Namespace) -> int:
     print(f"{args.model} on {engine.runtime.info.kind}: pass@1 {100 * summary['pass_at_1']:.1f}% "
           f"of {summary['problems']} ({summary['refused']} refused), median "
           f"{summary['median_tokens']} tokens in {summary['median_ms']:.0f} ms")  # fmt: skip
+    print(examples_line(summary))
     print(f"wrote {write_results(args.out, document, PASS1_FILE)}")
     if run.interrupted:
         print(f"prewrite: interrupted after {done} of {len(problems)} problems; "
@@ -291,7 +305,7 @@ def _run(args: argparse.Namespace) -> int:
     out = args.out or default_out(args)
     engines = _engines(args)
     folders = {name: out / name for name in engines}  # "" (one engine): out itself
-    limits = Limits(timeout_s=args.test_timeout, memory_mb=args.test_memory_mb)
+    limits = Limits(args.test_timeout, args.test_memory_mb, args.check_examples == "auto")
     metas = {name: _meta(args, engine, len(problems)) for name, engine in engines.items()}
     resumed = (
         {name: resume_run(folders[name], metas[name]) for name in engines} if args.resume else None

@@ -16,6 +16,7 @@ from tqdm import tqdm
 
 from inference.api import Request
 from inference.bench.errors import ResultsError
+from inference.bench.examples import examples_figures, examples_sandbox, run_examples
 from inference.bench.failures import Failure, judge_failure, summarize_failures
 from inference.bench.sandbox import Limits, run_test
 from inference.bench.segment import DocstringNotFound, split_prompt
@@ -41,6 +42,8 @@ class Answer:
     raw: str = ""  # the model's text before body extraction (chat), cut by the stop rule
     token_ids: tuple[int, ...] = ()  # the answer's tokens: later extraction needs no decode
     detail: str = ""  # the sandbox's last line of stderr, or why it stopped
+    examples_passed: int = 0  # the prompt's >>> examples on this answer (0 of 0: none run)
+    examples_total: int = 0
 
 
 def final_prompt(problem: Problem) -> str:
@@ -106,10 +109,12 @@ def _answer_one(engine: Engine, problem: Problem, limits: Limits, run: Pass1Run)
         return
     outcome = run_test(problem, answer.text, limits, prompt=prompt)
     raw, _ = engine.stop_rule(engine.prompt(Request(prompt))).answer(answer.token_ids)
+    sandbox = examples_sandbox() if limits.check_examples else None
+    examples = run_examples(sandbox, prompt, answer.text) if sandbox is not None else (0, 0)
     run.answers.append(Answer(problem.task_id, outcome.passed, len(answer.token_ids),
                               answer.finish_reason, round(answer.cost.wall_ms, 1),
                               outcome.status, answer.text, raw, tuple(answer.token_ids),
-                              outcome.detail[-300:]))  # fmt: skip
+                              outcome.detail[-300:], *examples))  # fmt: skip
 
 
 # Settings that change the answers: a resumed pass1 run must match the stored one on all.
@@ -145,6 +150,7 @@ def summarize_pass1(answers: list[Answer], refused: dict[str, str]) -> dict[str,
         "median_tokens": statistics.median(a.tokens for a in answers) if answers else 0,
         "median_ms": statistics.median(a.ms for a in answers) if answers else 0.0,
         "statuses": {s: sum(a.status == s for a in answers) for s in {a.status for a in answers}},
+        **examples_figures((a.examples_passed, a.examples_total, a.passed) for a in answers),
     }
 
 

@@ -6,6 +6,8 @@ import statistics
 from pathlib import Path
 from typing import Any
 
+from inference.bench.examples import examples_line
+
 PLOT_FILE = "speedup.png"
 
 
@@ -84,6 +86,7 @@ def _notes(results: dict[str, Any]) -> list[str]:
         f"kept none {_pct(s.get('draft_kept_none_rate', 0.0))}",
         f"forwards a user waits through removed {_pct(s.get('forwards_removed', 0.0))}; "
         f"drafting forwards per request {s['drafting_forwards_per_request']:.1f}",
+        examples_line(s),
     ]
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from inference.bench.errors import ResultsError
+from inference.bench.examples import examples_figures
 from inference.bench.runner import BenchRun, ExampleResult
 from inference.config import EngineConfig
 
@@ -90,7 +91,13 @@ def summarize(examples: list[ExampleResult]) -> dict[str, float]:
         "median_base_wall_ms": _median(e.base_wall_ms for e in examples),
         "median_cold_base_wall_ms": _median(e.cold_base_wall_ms for e in examples),
         "median_residual_wall_ms": _median(e.stream_residual_wall_ms for e in examples),
+        **_examples_figures(examples),
     }
+
+
+def _examples_figures(examples: list[ExampleResult]) -> dict[str, float]:
+    """How often the prompt's own examples pass, and what that says of the hidden tests."""
+    return examples_figures((e.examples_passed, e.examples_total, e.stream_pass) for e in examples)
 
 
 def write_results(folder: Path, results: dict[str, Any], name: str = RESULTS_FILE) -> Path:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from tqdm import tqdm
 
 from inference.api import Completion, Request
+from inference.bench.examples import examples_sandbox, run_examples
 from inference.bench.sandbox import Limits, Outcome, run_test
 from inference.bench.segment import DocstringNotFound, Spec, split_prompt
 from inference.bench.suites import Problem
@@ -54,6 +55,10 @@ class ExampleResult:
     base_answer: str
     stream_answer: str
     drafter_tokens: int = 0  # residual tokens the parallel drafter proposed (with --drafter)
+    # the prompt's >>> examples run on the streamed answer in the server's sandbox (0 of 0:
+    # no examples, or no sandbox): what the user's badge would have said
+    examples_total: int = 0
+    examples_passed: int = 0
 
     @property
     def forward_speedup(self) -> float:
@@ -88,6 +93,7 @@ class Runner:
         self.engine = engine
         self.limits = limits
         self.warm = False  # set by the untimed warm-up forward before the first example
+        self.examples = examples_sandbox() if limits.check_examples else None
 
     def measure(self, problem: Problem, spec: Spec) -> ExampleResult:
         """Base (cold, warm) then stream on one example, then the tests of both answers."""
@@ -101,7 +107,11 @@ class Runner:
             if stream.text == base.text
             else run_test(problem, stream.text, self.limits, prompt=requests[-1].text)
         )
-        return _result(problem, spec, cold, base, stream, drafting, base_outcome, stream_outcome)
+        result = _result(problem, spec, cold, base, stream, drafting, base_outcome, stream_outcome)
+        if self.examples is not None:
+            checked = run_examples(self.examples, requests[-1].text, stream.text)
+            result.examples_passed, result.examples_total = checked
+        return result
 
     def _stream(self, session: str, requests: list[Request]) -> tuple[Completion, int]:
         """Draft while units 1..n-1 arrive, finalize at unit n; the answer and drafting forwards."""

@@ -35,6 +35,7 @@ class Limits:
 
     timeout_s: float = 10.0  # wall clock, for the whole process group
     memory_mb: int = 1024  # address space
+    check_examples: bool = True  # run the prompt's >>> examples on the streamed answer too
 
 
 @dataclass(frozen=True)

@@ -7,29 +7,32 @@ the machine never works on a draft the user has already typed past.
 
 from __future__ import annotations
 
-import doctest
 import re
 import threading
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 
-from inference.examples.sandbox import ExampleRun, RunCancelled, Sandbox, SandboxFailure
+from inference.examples.sandbox import (
+    ExampleRun,
+    RunCancelled,
+    Sandbox,
+    SandboxFailure,
+    count_examples,
+)
 
 _QUOTES = re.compile(r"^[rRuU]?('''|\"\"\")")
 
 
 def docstring_examples(spec_text: str) -> tuple[str, int] | None:
     """(the docstring's text, its number of examples) for a docstring spec with examples."""
+    spec_text = spec_text.lstrip()  # a spec may start at its line's indentation
     match = _QUOTES.match(spec_text)
     if match is None:
         return None
     quotes = match.group(1)
     content = spec_text[match.end() :].removesuffix(quotes)
-    try:
-        examples = doctest.DocTestParser().get_examples(content)
-    except ValueError:  # an example doctest cannot read (say, a bad indentation): none run
-        return None
-    return (content, len(examples)) if examples else None
+    count = count_examples(content)
+    return (content, count) if count else None
 
 
 @dataclass

@@ -96,7 +96,7 @@ class Sandbox:
         except subprocess.TimeoutExpired:
             _kill(process)
             process.communicate()
-            total = _count_examples(docstring)
+            total = count_examples(docstring)
             words = f"stopped after {self.limits.timeout_s:g} s"
             return ExampleRun(0, total, total, words)
         finally:
@@ -177,13 +177,9 @@ def _result(out: bytes, err: bytes, returncode: int, docstring: str) -> ExampleR
     stderr = err.decode("utf-8", "replace").strip()
     if stderr.startswith("bwrap:"):
         raise SandboxFailure(stderr.splitlines()[-1])
-    total = _count_examples(docstring)
+    total = count_examples(docstring)
     why = stderr.splitlines()[-1] if stderr else f"exit status {returncode}"
     return ExampleRun(0, total, total, f"the run ended without a result: {why}"[:300])
-
-
-def _count_examples(docstring: str) -> int:
-    return len(doctest.DocTestParser().get_examples(docstring))
 
 
 def _processes_of_user() -> int:
@@ -196,3 +192,11 @@ def _processes_of_user() -> int:
             except OSError:
                 continue
     return count
+
+
+def count_examples(docstring: str) -> int:
+    """How many examples doctest finds in a docstring's text (0 when it cannot read them)."""
+    try:
+        return len(doctest.DocTestParser().get_examples(docstring))
+    except ValueError:  # an example doctest cannot read (say, a bad indentation): none run
+        return 0
