@@ -6,6 +6,7 @@ import asyncio
 import logging
 import sys
 import threading
+from collections.abc import Generator
 from typing import Any, BinaryIO
 
 from lsprotocol import types
@@ -13,14 +14,17 @@ from pygls.exceptions import JsonRpcException
 from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.language_server import lsp_method
 
 from lsp_server import convert, transport
 from lsp_server.errors import answering
 from lsp_server.lines import LspWorkspace
 from lsp_server.service import Service
+from lsp_server.spec import BRACE_IDS, PYTHON_IDS
 from lsp_server.wire import PLAIN_COMPLETION, STATS_COMMAND, TOGGLE_COMMAND, WireProtocolMixin
 
 VERSION = "0.1.0"
+LANGUAGE_IDS = sorted(PYTHON_IDS | BRACE_IDS)  # initialize's experimental.prewrite.languageIds
 logger = logging.getLogger(__name__)
 
 
@@ -35,6 +39,16 @@ class PrewriteProtocol(WireProtocolMixin, LanguageServerProtocol):
             if isinstance(data, dict) and "id" in data and "method" in data:
                 self._send_response(data["id"], error=exc.to_response_error())
             raise
+
+    @lsp_method(types.INITIALIZE)
+    def lsp_initialize(
+        self, params: types.InitializeParams
+    ) -> Generator[Any, Any, types.InitializeResult]:
+        """pygls' initialize, plus what clients cannot ask otherwise: the language ids the
+        server finds specs in (clients serve those by default instead of repeating the list)."""
+        result = yield from super().lsp_initialize(params)
+        result.capabilities.experimental = {"prewrite": {"languageIds": LANGUAGE_IDS}}
+        return result
 
 
 class PrewriteServer(LanguageServer):

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from inference.packs import cache_root
+
 pytestmark = pytest.mark.timeout(600)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -45,9 +47,14 @@ def run_script(nvim: str, script: str, tmp_path: Path, env: dict[str, str], time
         "--cmd", "filetype on",
         "-c", f"luafile {tests / script}",
     ]  # fmt: skip
-    # Neovim's LSP log and state go to the test's folder, not the user's.
-    xdg = {f"XDG_{kind}_HOME": str(tmp_path / kind.lower()) for kind in ("STATE", "DATA", "CONFIG")}
-    full_env = {**os.environ, **xdg, **env, "PREWRITE_RESULT": str(result)}
+    # Neovim's LSP log and state go to the test's folder, not the user's ...
+    xdg = {
+        f"XDG_{kind}_HOME": str(tmp_path / kind.lower())
+        for kind in ("STATE", "DATA", "CONFIG", "CACHE")
+    }
+    # ... and so does the plugin's cache; the server keeps finding the models where they are.
+    models = {"PREWRITE_CACHE": str(cache_root())}
+    full_env = {**os.environ, **xdg, **models, **env, "PREWRITE_RESULT": str(result)}
     proc = subprocess.run(
         command, cwd=tmp_path, env=full_env, capture_output=True, text=True, timeout=timeout
     )
@@ -100,6 +107,32 @@ def test_crash_recovery_on_the_real_server(nvim: str, real_model_name: str, tmp_
     shown = ("nvim", "crash_to_ready_ms", "crash_to_answer_ms", "typed_while_restarting")
     print(json.dumps({key: data[key] for key in shown}))
     assert data["ghost"]
+
+
+@pytest.mark.real_model
+def test_defaults_typing_through_partial_accepts_and_a_language_off(
+    nvim: str, real_model_name: str, tmp_path: Path
+) -> None:
+    """Languages from the server, the automatic trigger, the draft status, typing through the
+    ghost text with no request, accepting a word and a line, one language switched off."""
+    env, source = scenario_env(tmp_path, real_model_name)
+    script = tmp_path / "other.js"
+    script.write_text("const zero = 0;\n")
+    env["PREWRITE_JS"] = str(script)
+    report = run_script(nvim, "features.lua", tmp_path, env, timeout=450)
+    data = report["data"]
+    print(json.dumps({key: data.get(key) for key in ("nvim", "last_key_to_ghost_ms", "answer")}))
+    assert "python" in data["language_ids"]
+
+
+def test_health_reports_a_missing_model_with_the_command_that_installs_it(
+    nvim: str, tmp_path: Path
+) -> None:
+    """:checkhealth prewrite on a server whose model pack is not installed (no model loads)."""
+    env, _ = scenario_env(tmp_path, "smollm2-135m")
+    env["PREWRITE_MODEL"] = "qwen2.5-coder-1.5b"  # a pack the tests never install
+    report = run_script(nvim, "health.lua", tmp_path, env, timeout=120)
+    assert "prewrite models install qwen2.5-coder-1.5b" in "\n".join(report["data"]["health"])
 
 
 def servers_left(marker: str) -> list[int]:

@@ -15,6 +15,7 @@ t.run(function()
     python = os.getenv("PREWRITE_PYTHON"),
     settings = scenario.settings,
     draft_preview = true,
+    auto_trigger = false, -- the trigger key first; the idle trigger below
   })
   vim.cmd("edit " .. vim.fn.fnameescape(os.getenv("PREWRITE_FILE")))
   t.check("filetype is python", vim.bo.filetype == "python", vim.bo.filetype)

@@ -110,4 +110,62 @@ t.run(function()
   local out = vim.fn.system(restart.command({ "echo", "ran" }, 50))
   t.check("the wrapped command runs after the wait", vim.v.shell_error == 0 and out == "ran\n",
     { out = out, code = vim.v.shell_error })
+
+  -- Accepting a word or a line, and typing through the ghost text.
+  t.check("next word: leading space and a word", ghost.next_word("  return x") == "  return")
+  t.check("next word: a run of punctuation", ghost.next_word('"""\n    return') == '"""')
+  t.check("next word: across a line break", ghost.next_word("\n    return x") == "\n    return")
+  t.check("next line: up to the break", ghost.next_line('"""\n    return x') == '"""')
+  t.check("next line: at a break, the break and the next line",
+    ghost.next_line("\n    return x\n    y") == "\n    return x")
+  t.check("next line: the last line whole", ghost.next_line("x + 1") == "x + 1")
+  vim.api.nvim_buf_set_lines(0, 0, -1, false, { "def f(x):", '    """Double x.', "# end" })
+  vim.api.nvim_win_set_cursor(0, { 2, 16 })
+  s = ghost.suggestion(bufnr, { insertText = '"""\n    return 2 * x' }, 1, 16, "utf-16")
+  ghost.show(s, "Comment")
+  s = ghost.accept_part(s, #ghost.next_word(s.shown))
+  lines = vim.api.nvim_buf_get_lines(0, 0, -1, false)
+  t.check("a word accepted", vim.deep_equal(lines, { "def f(x):", '    """Double x."""', "# end" }), lines)
+  t.check("the rest is current at the cursor", s and ghost.current(s) and s.shown == "\n    return 2 * x"
+    and vim.deep_equal(vim.api.nvim_win_get_cursor(0), { 2, 19 }), { s = s, cursor = vim.api.nvim_win_get_cursor(0) })
+  vim.api.nvim_buf_set_text(0, 1, 19, 1, 19, { "", "    ret" }) -- a line break typed: not on the line
+  t.check("a new line is not typed through", ghost.typed_through(s) == nil)
+  vim.api.nvim_buf_set_lines(0, 0, -1, false, { "def f(x):", '    """Double x."""', "# end" })
+  vim.api.nvim_win_set_cursor(0, { 2, 19 })
+  s.tick, s.line = vim.api.nvim_buf_get_changedtick(bufnr), vim.api.nvim_get_current_line()
+  s = ghost.accept_part(s, #ghost.next_line(s.shown))
+  lines = vim.api.nvim_buf_get_lines(0, 0, -1, false)
+  t.check("a line accepted", vim.deep_equal(lines, { "def f(x):", '    """Double x."""', "    return 2 * x", "# end" })
+    and s == nil, { lines = lines, s = s })
+  vim.api.nvim_buf_set_lines(0, 0, -1, false, { "y = f(", "# end" })
+  vim.api.nvim_win_set_cursor(0, { 1, 6 })
+  s = ghost.suggestion(bufnr, { insertText = "x + 1)" }, 0, 6, "utf-16")
+  vim.api.nvim_buf_set_text(0, 0, 6, 0, 6, { "x +" })
+  vim.api.nvim_win_set_cursor(0, { 1, 9 })
+  local n = ghost.typed_through(s)
+  t.check("typed through: the typed characters counted", n == 3, n)
+  local rest = n and ghost.advance(s, n, 0, 9)
+  t.check("the rest is left to show", rest and rest.shown == " 1)" and ghost.current(rest), rest)
+  vim.api.nvim_buf_set_text(0, 0, 9, 0, 9, { "-" })
+  vim.api.nvim_win_set_cursor(0, { 1, 10 })
+  t.check("a character that differs is no typing through", ghost.typed_through(rest) == nil)
+
+  -- Which filetypes are served: the server's ids, a list, a map, switches.
+  local languages = require("prewrite.languages")
+  local ids = languages.from_result({ capabilities = { experimental = { prewrite = {
+    languageIds = { "python", "csharp", "objective-c", 3 } } } } })
+  t.check("language ids read from initialize", vim.deep_equal(ids, { "python", "csharp", "objective-c" }), ids)
+  t.check("no ids from a server without them", languages.from_result({ capabilities = {} }) == nil
+    and languages.from_result(nil) == nil)
+  t.check("LSP ids as filetypes", vim.deep_equal(languages.filetypes(ids), { "python", "cs", "objc" }))
+  t.check("default: the server's", languages.served("cs", nil, ids, {}) == true
+    and languages.served("markdown", nil, ids, {}) == false)
+  t.check("unknown until the server says", languages.served("python", nil, nil, {}) == nil)
+  t.check("a list: exactly those", languages.served("lua", { "lua" }, nil, {}) == true
+    and languages.served("python", { "lua" }, ids, {}) == false)
+  t.check("a map switches some", languages.served("python", { python = false }, ids, {}) == false
+    and languages.served("lua", { lua = true }, ids, {}) == true and languages.served("cs", { lua = true }, ids, {}))
+  t.check("a map with * = false serves only its own", languages.served("cs", { ["*"] = false, lua = true }, ids, {})
+    == false and not languages.needs_ids({ ["*"] = false }) and languages.needs_ids({ lua = true }))
+  t.check("a switch wins", languages.served("python", { "python" }, ids, { python = false }) == false)
 end, 20000)

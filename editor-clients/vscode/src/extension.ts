@@ -25,7 +25,17 @@ import {
   insertTextOf,
 } from './protocol';
 import { CrashRecovery } from './restarts';
-import { Contributed, Getter, SECTION, launchChanged, serverKeys, serverLaunch, serverSettings } from './settings';
+import {
+  Contributed,
+  Getter,
+  SECTION,
+  languageEnabled,
+  launchChanged,
+  serverKeys,
+  serverLaunch,
+  serverSettings,
+  withDraftStatus,
+} from './settings';
 import { StatusBar } from './statusBar';
 
 let client: LanguageClient | undefined;
@@ -59,7 +69,14 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand('prewrite.showStats', showStats),
     vscode.commands.registerCommand(RESTART_COMMAND, restart),
     vscode.workspace.onDidChangeConfiguration(onConfigurationChanged),
+    vscode.window.onDidChangeActiveTextEditor(showEditor),
+    vscode.workspace.onDidChangeTextDocument((event) => {
+      if (event.document === vscode.window.activeTextEditor?.document) {
+        statusBar.update({ kind: 'edited' });
+      }
+    }),
   );
+  showEditor();
   await start();
 }
 
@@ -81,7 +98,7 @@ async function start(): Promise<void> {
       { scheme: 'untitled', language },
     ]),
     // read at each start, so that a server restarted after a crash gets the settings of now
-    initializationOptions: () => serverSettings(keys, userGetter),
+    initializationOptions: () => settingsToSend(),
     outputChannel: output,
     middleware: statusMiddleware(),
     errorHandler: {
@@ -99,6 +116,22 @@ async function start(): Promise<void> {
   client.onNotification(DRAFT_NOTIFICATION, onDraft);
   client.onNotification(STATUS_NOTIFICATION, (params: StatusParams) => statusBar.update({ kind: 'server', ...params }));
   await run(client, launch.command);
+}
+
+/** The server settings the user set, plus the draft notifications the status bar follows. */
+function settingsToSend(): Record<string, unknown> {
+  return withDraftStatus(serverSettings(keys, userGetter), getter('draftStatus'));
+}
+
+/** Whether `prewrite.enable` leaves suggestions on for a language. */
+function enabledFor(languageId: string): boolean {
+  return languageEnabled(getter('enable'), languageId);
+}
+
+/** Tell the status bar the active editor's language and whether it is switched on. */
+function showEditor(): void {
+  const language = vscode.window.activeTextEditor?.document.languageId;
+  statusBar.update({ kind: 'editor', language, enabled: language === undefined || enabledFor(language) });
 }
 
 /** Start (or start again) a client's server and show how that went. */
@@ -150,12 +183,18 @@ function statusMiddleware(): Middleware {
       next(token, params);
     },
     provideInlineCompletionItems: async (document, position, context, token, next) => {
+      if (!enabledFor(document.languageId)) {
+        return null; // switched off for this language: the server is not asked
+      }
       const started = performance.now();
       const result = await next(document, position, context, token);
       const items = Array.isArray(result) ? result : (result?.items ?? []);
       if (items.length > 0) {
         const chars = insertTextOf(items[0]).length;
         statusBar.update({ kind: 'answered', ms: performance.now() - started, chars });
+      } else {
+        // no result at all: cancelled, or refused as stale; an empty list: nothing to write here
+        statusBar.update({ kind: 'empty', reason: result ? 'noSpec' : 'stale' });
       }
       return result;
     },
@@ -163,13 +202,17 @@ function statusMiddleware(): Middleware {
 }
 
 /**
- * A live draft (sent only with prewrite.draftPreview on): show drafting/ready, and once the draft
- * is verified for the text in the active editor, have VS Code ask for (and draw) the suggestion.
+ * A live draft (sent with prewrite.draftPreview or prewrite.draftStatus on): with draftStatus,
+ * show drafting / draft ready; with draftPreview, once the draft is verified for the text in the
+ * active editor, have VS Code ask for (and draw) the suggestion.
  */
 function onDraft(params: DraftParams): void {
-  statusBar.update({ kind: 'draft', status: params.status });
   const document = vscode.window.activeTextEditor?.document;
-  if (params.status === 'verified' && document?.uri.toString() === params.uri && document.version === params.version) {
+  const current = document?.uri.toString() === params.uri && document.version === params.version;
+  if (getter('draftStatus') !== false) {
+    statusBar.update({ kind: 'draft', status: params.status, current });
+  }
+  if (params.status === 'verified' && current && getter('draftPreview') === true && enabledFor(document.languageId)) {
     void vscode.commands.executeCommand('editor.action.inlineSuggest.trigger');
   }
 }
@@ -207,11 +250,14 @@ async function onConfigurationChanged(event: vscode.ConfigurationChangeEvent): P
   if (!event.affectsConfiguration(SECTION)) {
     return;
   }
+  if (event.affectsConfiguration(`${SECTION}.enable`)) {
+    showEditor();
+  }
   if (launchChanged((key) => event.affectsConfiguration(key))) {
     await restart();
   } else if (client?.isRunning()) {
     await client.sendNotification(DidChangeConfigurationNotification.type, {
-      settings: { [SECTION]: serverSettings(keys, userGetter) },
+      settings: { [SECTION]: settingsToSend() },
     });
   }
 }

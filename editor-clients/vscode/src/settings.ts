@@ -23,7 +23,7 @@ export type Getter = (key: string) => unknown;
 export const SECTION = 'prewrite';
 
 /** Settings that only the extension reads; every other `prewrite.*` setting goes to the server. */
-export const CLIENT_ONLY_KEYS = ['pythonPath', 'serverCommand', 'serverArgs', 'trace.server'] as const;
+export const CLIENT_ONLY_KEYS = ['pythonPath', 'serverCommand', 'serverArgs', 'trace.server', 'enable', 'draftStatus'] as const;
 
 /** The server-side keys (camelCase, as on the wire) among the contributed settings. */
 export function serverKeys(contributed: Contributed): string[] {
@@ -71,6 +71,35 @@ export function serverLaunch(get: Getter): Launch {
 
 function asStrings(value: unknown): string[] {
   return Array.isArray(value) ? value.map((item) => String(item)) : [];
+}
+
+/**
+ * Whether suggestions are on for a language under `prewrite.enable` (like Copilot's
+ * `github.copilot.enable`): the language's own entry, else `"*"`, else on. A value that is not
+ * an object of booleans counts as unset.
+ */
+export function languageEnabled(enable: unknown, languageId: string): boolean {
+  if (typeof enable !== 'object' || enable === null || Array.isArray(enable)) {
+    return true;
+  }
+  const table = enable as Record<string, unknown>;
+  for (const key of [languageId, '*']) {
+    if (typeof table[key] === 'boolean') {
+      return table[key] as boolean;
+    }
+  }
+  return true;
+}
+
+/**
+ * The server settings to send: the user's, with `draftPreview` on when the status bar follows
+ * the drafts (`prewrite.draftStatus`) and the user left it unset, so that the server sends them.
+ */
+export function withDraftStatus(settings: Record<string, unknown>, draftStatus: unknown): Record<string, unknown> {
+  if (draftStatus !== false && settings.draftPreview === undefined) {
+    return { ...settings, draftPreview: true };
+  }
+  return settings;
 }
 
 /** True when a configuration change needs the server restarted (its launch changed). */

@@ -10,7 +10,13 @@ export interface Status {
   lastLatencyMs?: number; // trigger-to-answer time of the last inline completion
   lastChars?: number; // length of the last answer
   restart?: Restart; // while restarting after a crash
+  draftReady?: boolean; // the last draft is verified for the active document's text as it is
+  empty?: EmptyReason; // why the last request got no suggestion (cleared by an answer)
+  languageOff?: string; // the active editor's language, when prewrite.enable switches it off
 }
+
+/** Why a request got no suggestion: the server had nothing to write there, or the text changed. */
+export type EmptyReason = 'noSpec' | 'stale';
 
 /** A restart after a crash: crash `crash` of the `limit` that give up, the server starts in `inMs`. */
 export interface Restart {
@@ -24,8 +30,11 @@ export type StatusEvent =
   | { kind: 'started' }
   | { kind: 'progress'; stage: 'begin' | 'report' | 'end'; message?: string; percentage?: number }
   | { kind: 'server'; state: string; model?: string; message?: string }
-  | { kind: 'draft'; status: string }
+  | { kind: 'draft'; status: string; current?: boolean } // current: for the active text as it is
   | { kind: 'answered'; ms: number; chars: number }
+  | { kind: 'empty'; reason: EmptyReason }
+  | { kind: 'edited' } // the active document changed
+  | { kind: 'editor'; language?: string; enabled: boolean } // the active editor, or its switch, changed
   | { kind: 'toggled'; enabled: boolean }
   | { kind: 'stopped' }
   | ({ kind: 'restarting' } & Restart)
@@ -35,7 +44,7 @@ export type StatusEvent =
 export const INITIAL: Status = { phase: 'starting' };
 
 /** The server's draft statuses that mean "a draft is being (re)written" (the rest mean ready). */
-const DRAFTING_STATUSES = new Set(['regenerating', 'drafting']);
+const DRAFTING_STATUSES = new Set(['regenerating', 'accepted', 'drafting']);
 
 /** Phases with no server running, and the events that end them: a new start, or a crash's news. */
 const DOWN_PHASES = new Set<Phase>(['stopped', 'restarting', 'crashed']);
@@ -49,8 +58,15 @@ const UP_EVENTS = new Set<StatusEvent['kind']>(['starting', 'started', 'restarti
  * stop, a crash or the server's word.
  */
 export function reduce(status: Status, event: StatusEvent): Status {
+  // the active editor's language switch holds whatever the server does
+  if (event.kind === 'editor') {
+    return { ...status, languageOff: event.enabled ? undefined : event.language, empty: undefined };
+  }
   if (DOWN_PHASES.has(status.phase) && !UP_EVENTS.has(event.kind)) {
     return status;
+  }
+  if (event.kind === 'edited') {
+    return status.draftReady ? { ...status, draftReady: false } : status;
   }
   if (status.phase === 'off' && !['toggled', 'stopped', 'server', 'restarting', 'gaveUp'].includes(event.kind)) {
     return event.kind === 'answered' ? { ...status, lastLatencyMs: event.ms, lastChars: event.chars } : status;
@@ -79,14 +95,21 @@ export function reduce(status: Status, event: StatusEvent): Status {
       if (status.phase === 'loading') {
         return status;
       }
-      return { ...status, phase: DRAFTING_STATUSES.has(event.status) ? 'drafting' : 'ready' };
+      if (DRAFTING_STATUSES.has(event.status)) {
+        return { ...status, phase: 'drafting', draftReady: false };
+      }
+      return { ...status, phase: 'ready', draftReady: event.current === true };
     case 'answered':
       return {
         ...status,
         phase: status.phase === 'loading' ? 'loading' : 'ready',
         lastLatencyMs: event.ms,
         lastChars: event.chars,
+        draftReady: false,
+        empty: undefined,
       };
+    case 'empty':
+      return { ...status, empty: event.reason };
     case 'toggled':
       return { ...status, phase: event.enabled ? 'ready' : 'off' };
     case 'stopped':
@@ -139,6 +162,37 @@ export function formatLatency(ms: number): string {
   return ms < 10_000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`;
 }
 
+/**
+ * Why no suggestion is (or would be) shown, for the tooltip; undefined when nothing stands in
+ * the way. The language switch and the server's phase come before the last request's outcome.
+ */
+export function whyNoSuggestion(status: Status): string | undefined {
+  if (status.languageOff) {
+    return `disabled for ${status.languageOff} (prewrite.enable)`;
+  }
+  switch (status.phase) {
+    case 'off':
+      return 'completions are toggled off (click to toggle them on)';
+    case 'starting':
+    case 'loading':
+      return 'the model is loading';
+    case 'drafting':
+      return 'the draft is still being regenerated for the text as it is';
+    case 'stopped':
+    case 'restarting':
+    case 'crashed':
+    case 'error':
+      return undefined; // the status itself says why, and the detail what happened
+  }
+  switch (status.empty) {
+    case 'noSpec':
+      return 'no spec under the cursor (a docstring, or a comment above the function), or nothing to add';
+    case 'stale':
+      return 'the text changed before the answer came';
+  }
+  return undefined;
+}
+
 /** Status bar text and tooltip for a status. */
 export function render(status: Status): Rendered {
   let label: string;
@@ -147,7 +201,11 @@ export function render(status: Status): Rendered {
       label = status.progress === undefined ? 'loading' : `loading ${Math.round(status.progress)}%`;
       break;
     case 'ready':
-      label = status.lastLatencyMs === undefined ? 'ready' : formatLatency(status.lastLatencyMs);
+      if (status.draftReady) {
+        label = 'draft ready';
+      } else {
+        label = status.lastLatencyMs === undefined ? 'ready' : formatLatency(status.lastLatencyMs);
+      }
       break;
     case 'restarting': {
       const restart = status.restart;
@@ -161,11 +219,21 @@ export function render(status: Status): Rendered {
   if (status.detail) {
     lines.push(status.detail);
   }
+  if (status.draftReady) {
+    lines.push('the draft is ready for the text as it is');
+  }
+  const why = whyNoSuggestion(status);
+  if (why) {
+    lines.push(`no suggestion: ${why}`);
+  }
   if (status.lastLatencyMs !== undefined) {
     lines.push(`last completion: ${formatLatency(status.lastLatencyMs)}, ${status.lastChars ?? 0} characters`);
   }
   // Once the server is given up on, a click is the way out: a restart with the crashes forgiven.
   const click = status.phase === 'crashed' ? 'restart' : 'toggle';
   lines.push(click === 'restart' ? 'click to restart the server' : 'click to toggle completions');
+  if (status.languageOff && !DOWN_PHASES.has(status.phase) && status.phase !== 'error') {
+    return { text: `${ICONS.off} prewrite off for ${status.languageOff}`, tooltip: lines.join('\n'), click };
+  }
   return { text: `${ICONS[status.phase]} prewrite ${label}`, tooltip: lines.join('\n'), click };
 }

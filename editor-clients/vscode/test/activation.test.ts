@@ -110,6 +110,20 @@ test('activate starts the server; the status bar and commands follow it', { skip
   assert.match(again.items[0].insertText, /^"""\n\s*\S/, 'the new server has the document (didOpen was sent again)');
   assert.ok(!fake.messages.some((message) => /crashed/.test(message)), fake.messages.join(' | '));
 
+  // prewrite.enable switches Python off: the status bar says so and why, and the provider does
+  // not ask the server (which has an answer for this very text); switched on again, it answers.
+  const setEnable = (value: unknown) => {
+    fake.settings['prewrite.enable'] = value;
+    fake.configurationChanged.fire({ affectsConfiguration: (s: string) => ['prewrite', 'prewrite.enable'].includes(s) });
+  };
+  setEnable({ '*': true, python: false });
+  await until(() => fake.statusBar.text === '$(circle-slash) prewrite off for python', 10_000, status);
+  assert.match(String(fake.statusBar.tooltip), /no suggestion: disabled for python \(prewrite\.enable\)/);
+  assert.equal(await ask(fake.inlineProviders[1]), null, 'no answer for a language switched off');
+  setEnable({ '*': true });
+  await until(() => fake.statusBar.text.startsWith('$(check) prewrite'), 10_000, status);
+  assert.match((await ask(fake.inlineProviders[1])).items[0].insertText, /^"""\n\s*\S/, 'switched on again, it answers');
+
   await extension.deactivate();
   await until(() => fake.statusBar.text === '$(debug-stop) prewrite stopped', 10_000, status);
 

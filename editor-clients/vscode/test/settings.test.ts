@@ -1,6 +1,14 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { Contributed, launchChanged, serverKeys, serverLaunch, serverSettings } from '../src/settings';
+import {
+  Contributed,
+  languageEnabled,
+  launchChanged,
+  serverKeys,
+  serverLaunch,
+  serverSettings,
+  withDraftStatus,
+} from '../src/settings';
 
 const contributed: Contributed = {
   'prewrite.pythonPath': { type: 'string', default: '' },
@@ -40,4 +48,23 @@ test('the server runs as `prewrite serve` unless a Python is named', () => {
 test('only launch settings restart the server', () => {
   assert.equal(launchChanged((key) => key === 'prewrite.pythonPath'), true);
   assert.equal(launchChanged((key) => key === 'prewrite.model'), false);
+});
+
+test('prewrite.enable switches languages like github.copilot.enable', () => {
+  assert.equal(languageEnabled({ '*': true }, 'python'), true);
+  assert.equal(languageEnabled({ '*': true, python: false }, 'python'), false);
+  assert.equal(languageEnabled({ '*': true, python: false }, 'typescript'), true, 'only the language named');
+  assert.equal(languageEnabled({ '*': false, python: true }, 'python'), true);
+  assert.equal(languageEnabled({ '*': false, python: true }, 'go'), false, '"*" for the rest');
+  assert.equal(languageEnabled({}, 'go'), true, 'on unless switched off');
+  for (const bad of [undefined, null, true, 'python', ['python'], { python: 'no' }]) {
+    assert.equal(languageEnabled(bad, 'python'), true, `bad value ${JSON.stringify(bad)} counts as unset`);
+  }
+});
+
+test('the draft status asks the server for drafts unless the user set draftPreview', () => {
+  assert.deepEqual(withDraftStatus({ model: 'm' }, undefined), { model: 'm', draftPreview: true });
+  assert.deepEqual(withDraftStatus({ model: 'm' }, true), { model: 'm', draftPreview: true });
+  assert.deepEqual(withDraftStatus({ model: 'm' }, false), { model: 'm' });
+  assert.deepEqual(withDraftStatus({ draftPreview: false }, true), { draftPreview: false }, "the user's word wins");
 });

@@ -105,3 +105,42 @@ test('given up after crashes: an error until a new start, and a click restarts',
   assert.equal(reduce(crashed, { kind: 'failed', message: 'connection got disposed' }), crashed);
   assert.equal(render(reduce(crashed, { kind: 'starting' })).click, 'toggle');
 });
+
+test('the tooltip says why there is no suggestion', () => {
+  const ready = run({ kind: 'started' }, { kind: 'server', state: 'ready', model: 'smollm2-135m', message: '' });
+  const why = (status: Status) => render(status).tooltip.split('\n').find((line) => line.startsWith('no suggestion: '));
+  assert.equal(why(ready), undefined, 'nothing in the way');
+  assert.match(String(why(reduce(ready, { kind: 'empty', reason: 'noSpec' }))), /no spec under the cursor/);
+  assert.match(String(why(reduce(ready, { kind: 'empty', reason: 'stale' }))), /the text changed/);
+  assert.match(String(why(run({ kind: 'started' }))), /the model is loading/);
+  assert.match(String(why(reduce(ready, { kind: 'draft', status: 'regenerating' }))), /still being regenerated/);
+  assert.match(String(why(reduce(ready, { kind: 'toggled', enabled: false }))), /toggled off/);
+  const answered = reduce(reduce(ready, { kind: 'empty', reason: 'noSpec' }), { kind: 'answered', ms: 5, chars: 9 });
+  assert.equal(why(answered), undefined, 'an answer clears the last reason');
+});
+
+test('a language switched off says so in the text and the tooltip, and only in its editors', () => {
+  const ready = run({ kind: 'started' }, { kind: 'server', state: 'ready', model: 'm', message: '' });
+  const off = reduce(ready, { kind: 'editor', language: 'python', enabled: false });
+  assert.equal(render(off).text, '$(circle-slash) prewrite off for python');
+  assert.match(render(off).tooltip, /no suggestion: disabled for python \(prewrite\.enable\)/);
+  assert.equal(reduce(off, { kind: 'draft', status: 'regenerating' }).languageOff, 'python', 'drafts do not undo it');
+  const other = reduce(off, { kind: 'editor', language: 'typescript', enabled: true });
+  assert.equal(render(other).text, '$(check) prewrite ready');
+  const stopped = reduce(off, { kind: 'stopped' });
+  assert.equal(render(stopped).text, '$(debug-stop) prewrite stopped', 'a stopped server says so first');
+});
+
+test('draft readiness: drafting, then ready for the current text until the next edit', () => {
+  const ready = run({ kind: 'started' }, { kind: 'server', state: 'ready', model: 'm', message: '' });
+  const drafting = reduce(ready, { kind: 'draft', status: 'accepted' });
+  assert.equal(render(drafting).text, '$(sync~spin) prewrite drafting');
+  const current = reduce(drafting, { kind: 'draft', status: 'verified', current: true });
+  assert.equal(render(current).text, '$(check) prewrite draft ready');
+  assert.match(render(current).tooltip, /the draft is ready for the text as it is/);
+  assert.equal(render(reduce(current, { kind: 'edited' })).text, '$(check) prewrite ready');
+  const older = reduce(drafting, { kind: 'draft', status: 'verified', current: false });
+  assert.equal(render(older).text, '$(check) prewrite ready', 'a draft of other text is no readiness');
+  const answered = reduce(current, { kind: 'answered', ms: 7, chars: 3 });
+  assert.equal(render(answered).text, '$(check) prewrite 7 ms');
+});

@@ -6,7 +6,11 @@ M.defaults = {
   -- `python` is set (a virtual environment's interpreter), else `{"prewrite", "serve"}`.
   cmd = nil,
   python = nil,
-  filetypes = { "python", "javascript", "typescript" },
+  -- Which filetypes are served. nil: every language the server finds specs in (it lists them
+  -- when it starts; see languages.lua). A list: exactly those. A map: the server's languages
+  -- with these switched on or off, e.g. { markdown = false, lua = true }. :PrewriteDisable and
+  -- :PrewriteEnable switch a filetype while Neovim runs.
+  filetypes = nil,
   -- Server configuration, sent as initializationOptions and on configure(): the flat camelCase
   -- object the server's schema defines (model, acceptance, maxTokens, ...). The server owns
   -- the defaults and validates; nothing here repeats them.
@@ -14,11 +18,19 @@ M.defaults = {
   keys = {
     trigger = "<M-\\>", -- insert mode: ask for a completion now
     accept = "<Tab>", -- insert mode: accept the ghost text; a plain <Tab> when none is shown
+    accept_word = "<M-Right>", -- insert mode: accept its next word (copilot.vim's key)
+    accept_line = "<M-C-Right>", -- insert mode: accept the rest of its line, or its next line
     dismiss = "<C-]>", -- insert mode: hide the ghost text
   },
-  auto_trigger = false, -- also ask after `idle_ms` without typing in insert mode
-  idle_ms = 400,
+  -- Also ask after `idle_ms` without typing in insert mode. The server answers from the draft it
+  -- keeps while you type, so an automatic request costs no model work of its own.
+  auto_trigger = true,
+  idle_ms = 150,
   draft_preview = false, -- show the server's live `prewrite/draft` as ghost text
+  -- Follow the server's drafts for statusline(): "drafting" while the draft is rewritten,
+  -- "ready" once it is verified for the text as it is (the server sends them when this or
+  -- draft_preview is on).
+  draft_status = true,
   hl_group = "PrewriteGhost", -- linked to Comment unless defined by the user
   -- A crashed server (a signal other than SIGTERM, or a non-zero exit) is started again after
   -- delay_ms, doubled for each further crash within window_ms (at most max_delay_ms); the

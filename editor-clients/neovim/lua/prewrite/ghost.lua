@@ -64,6 +64,8 @@ function M.suggestion(bufnr, item, row, col, encoding)
     text = text,
     shown = shown,
     range = { start_row, start_col, end_row, end_col },
+    line = vim.api.nvim_buf_get_lines(bufnr, row, row + 1, false)[1] or "", -- the cursor line then
+    lines = vim.api.nvim_buf_line_count(bufnr),
   }
 end
 
@@ -115,6 +117,82 @@ function M.accept(s)
   local row = sr + #lines - 1
   local col = #lines == 1 and sc + #lines[1] or #lines[#lines]
   vim.api.nvim_win_set_cursor(0, { row + 1, col })
+end
+
+--- The next word of what a suggestion shows: leading white space (line breaks included), then a
+--- run of word characters or a run of other non-blank characters.
+function M.next_word(shown)
+  local space = shown:match("^%s*")
+  local rest = shown:sub(#space + 1)
+  return space .. (rest:match("^[%w_]+") or rest:match("^[^%w_%s]+") or "")
+end
+
+--- The next line of what a suggestion shows: up to its first line break; when it starts with a
+--- line break, that break and the line after it.
+function M.next_line(shown)
+  local start = shown:sub(1, 1) == "\n" and 2 or 1
+  local stop = shown:find("\n", start, true)
+  return stop and shown:sub(1, stop - 1) or shown
+end
+
+--- The suggestion left once the first `n` bytes of what `s` shows are in the buffer and the cursor
+--- is at (row, col) after them; nil when nothing is left. It replaces from the cursor to its
+--- range's end, which moved with the inserted text.
+function M.advance(s, n, row, col)
+  local rest = s.shown:sub(n + 1)
+  if rest == "" then
+    return nil
+  end
+  local _, _, end_row, end_col = unpack(s.range)
+  if end_row == s.row then
+    end_row, end_col = row, col + math.max(0, end_col - s.col)
+  else
+    end_row = end_row + row - s.row
+  end
+  return {
+    bufnr = s.bufnr,
+    row = row,
+    col = col,
+    tick = vim.api.nvim_buf_get_changedtick(s.bufnr),
+    text = rest,
+    shown = rest,
+    range = { row, col, end_row, end_col },
+    line = vim.api.nvim_buf_get_lines(s.bufnr, row, row + 1, false)[1] or "",
+    lines = vim.api.nvim_buf_line_count(s.bufnr),
+    preview = s.preview,
+  }
+end
+
+--- How many bytes of what `s` shows were typed at its cursor since it was drawn (and nothing
+--- else changed), else nil: typing the ghost text's next characters keeps the rest shown.
+function M.typed_through(s)
+  if not vim.api.nvim_buf_is_valid(s.bufnr) or vim.api.nvim_get_current_buf() ~= s.bufnr
+    or vim.api.nvim_buf_line_count(s.bufnr) ~= s.lines then
+    return nil
+  end
+  local cursor = vim.api.nvim_win_get_cursor(0)
+  local n = cursor[2] - s.col
+  if cursor[1] - 1 ~= s.row or n <= 0 then
+    return nil
+  end
+  local line = vim.api.nvim_buf_get_lines(s.bufnr, s.row, s.row + 1, false)[1] or ""
+  local typed = line:sub(s.col + 1, s.col + n)
+  if s.shown:sub(1, n) ~= typed or line ~= s.line:sub(1, s.col) .. typed .. s.line:sub(s.col + 1) then
+    return nil
+  end
+  return n
+end
+
+--- Insert the first `n` bytes of what `s` shows at its cursor and put the cursor after them;
+--- returns the suggestion left (nil when none is).
+function M.accept_part(s, n)
+  local part = s.shown:sub(1, n)
+  local lines = split(part)
+  vim.api.nvim_buf_set_text(s.bufnr, s.row, s.col, s.row, s.col, lines)
+  local row = s.row + #lines - 1
+  local col = #lines == 1 and s.col + #lines[1] or #lines[#lines]
+  vim.api.nvim_win_set_cursor(0, { row + 1, col })
+  return M.advance(s, n, row, col)
 end
 
 return M

@@ -2,6 +2,7 @@
 local compat = require("prewrite.compat")
 local config = require("prewrite.config")
 local ghost = require("prewrite.ghost")
+local languages = require("prewrite.languages")
 local servers = require("prewrite.servers")
 
 local M = {}
@@ -15,16 +16,37 @@ local state = {
   options = nil,
   suggestion = nil, -- what ghost text shows now (see ghost.suggestion)
   request = nil, -- { id = ..., client = ... } of the inline completion in flight
+  requests = 0, -- inline completions asked since Neovim started
   progress = nil, -- last $/progress value: { kind, title, message, percentage }
   last = nil, -- last answer: { ms = ..., chars = ... }
   last_error = nil,
   draft = nil, -- last prewrite/draft params
+  drafts = {}, -- bufnr -> { version, status } of the buffer's last draft
+  ids = nil, -- the language ids the server finds specs in (nil: not known yet)
+  switched = {}, -- filetype -> true/false: :PrewriteEnable / :PrewriteDisable since setup
+  attached = {}, -- bufnr -> true for the buffers attached since setup
   server = nil, -- last prewrite/status params: { state, model, message }
   timer = nil,
   accepted_tick = nil, -- the buffer's changedtick right after an accept
 }
 
 local client = servers.current
+
+-- The version Neovim last sent for a buffer (its changedtick on the versions that keep none).
+local function buf_version(bufnr)
+  return (vim.lsp.util.buf_versions or {})[bufnr] or vim.api.nvim_buf_get_changedtick(bufnr)
+end
+
+--- Whether the plugin serves a filetype (nil: not known until the server lists its languages).
+function M.serves(ft)
+  return languages.served(ft, state.options.filetypes, state.ids, state.switched)
+end
+
+--- Whether suggestions are on for a buffer's filetype.
+function M.enabled(bufnr)
+  bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
+  return state.options ~= nil and M.serves(vim.bo[bufnr].filetype) ~= false
+end
 
 local function stop_timer()
   if state.timer then
@@ -69,7 +91,7 @@ end
 function M.trigger(kind)
   local c = client()
   local bufnr = vim.api.nvim_get_current_buf()
-  if not c or not c.initialized or not vim.lsp.buf_is_attached(bufnr, c.id) then
+  if not c or not c.initialized or not vim.lsp.buf_is_attached(bufnr, c.id) or not M.enabled(bufnr) then
     return
   end
   cancel_request()
@@ -102,6 +124,7 @@ function M.trigger(kind)
     end
   end, bufnr)
   if ok then
+    state.requests = state.requests + 1
     state.request = { id = id, client = c }
   end
 end
@@ -121,19 +144,64 @@ function M.accept()
   return false
 end
 
+-- Insert the part of the ghost text `pick(shown)` returns; the rest stays shown.
+local function accept_part(pick)
+  local s = state.suggestion
+  if not (s and ghost.current(s)) then
+    return false
+  end
+  ghost.clear(s.bufnr)
+  state.suggestion = ghost.accept_part(s, #pick(s.shown))
+  if state.suggestion then
+    ghost.show(state.suggestion, state.options.hl_group)
+  else
+    state.accepted_tick = vim.api.nvim_buf_get_changedtick(s.bufnr) -- all of it: as accept()
+  end
+  return true
+end
+
+--- Insert the next word of the ghost text; returns true when something was inserted.
+function M.accept_word()
+  return accept_part(ghost.next_word)
+end
+
+--- Insert the rest of the ghost text's line (or, at its end, its next line); true when inserted.
+function M.accept_line()
+  return accept_part(ghost.next_line)
+end
+
 --- True while a current suggestion is drawn.
 function M.visible()
   return state.suggestion ~= nil and ghost.current(state.suggestion)
 end
 
-local function on_text_changed()
-  if state.suggestion and not ghost.current(state.suggestion) then
-    M.dismiss()
+-- The buffer or cursor changed: a suggestion whose next characters were typed keeps its rest
+-- shown (as llama.vim does); any other change hides it.
+local function follow()
+  local s = state.suggestion
+  if not s or ghost.current(s) then
+    return
   end
+  local n = ghost.typed_through(s)
+  local rest = n and ghost.advance(s, n, s.row, s.col + n)
+  M.dismiss()
+  if rest then
+    ghost.show(rest, state.options.hl_group)
+    state.suggestion = rest
+  end
+end
+
+local function on_text_changed()
+  follow()
   cancel_request()
+  stop_timer()
+  -- Typing through the ghost text, or a part of it accepted, leaves it current: nothing to ask.
+  if state.suggestion and ghost.current(state.suggestion) then
+    return
+  end
   -- Accepting is not typing: no idle trigger right after the inserted answer.
   local accepted = state.accepted_tick == vim.api.nvim_buf_get_changedtick(0)
-  if state.options.auto_trigger and not accepted then
+  if state.options.auto_trigger and not accepted and M.enabled(0) then
     stop_timer()
     state.timer = vim.loop.new_timer()
     state.timer:start(state.options.idle_ms, 0, vim.schedule_wrap(function()
@@ -148,12 +216,17 @@ end
 -- The server's live draft, drawn while the cursor is where it goes (the end of the spec) and no
 -- answer is shown. Elsewhere (editing the body, mid-docstring) it would restate typed code.
 local function on_draft(_, params, ctx)
+  if type(params) ~= "table" or type(params.uri) ~= "string" then
+    return
+  end
   state.draft = params
-  if not (state.options.draft_preview and params and params.status ~= "regenerating") then
+  local bufnr = vim.uri_to_bufnr(params.uri)
+  state.drafts[bufnr] = { version = params.version, status = params.status }
+  pcall(vim.cmd, "redrawstatus")
+  if not (state.options.draft_preview and params.status ~= "regenerating" and M.enabled(bufnr)) then
     return -- a regenerating draft's text is the previous version's
   end
-  local bufnr = vim.uri_to_bufnr(params.uri)
-  local version = (vim.lsp.util.buf_versions or {})[bufnr] or vim.api.nvim_buf_get_changedtick(bufnr)
+  local version = buf_version(bufnr)
   if bufnr ~= vim.api.nvim_get_current_buf() or params.version ~= version
     or vim.api.nvim_get_mode().mode:sub(1, 1) ~= "i" then
     return
@@ -185,6 +258,7 @@ end
 local function on_status(_, params, ctx)
   if is_current(ctx) then
     state.server = params
+    pcall(vim.cmd, "redrawstatus")
   end
 end
 
@@ -208,7 +282,7 @@ end
 local function client_config(root, cmd)
   local options = state.options
   local settings = vim.deepcopy(options.settings)
-  if options.draft_preview and settings.draftPreview == nil then
+  if (options.draft_preview or options.draft_status) and settings.draftPreview == nil then
     settings.draftPreview = true
   end
   return {
@@ -218,13 +292,22 @@ local function client_config(root, cmd)
     init_options = settings,
     capabilities = capabilities(),
     handlers = { [DRAFT] = on_draft, [STATUS] = on_status, ["$/progress"] = on_progress },
+    on_init = function(_, result)
+      local ids = languages.from_result(result)
+      if ids then
+        languages.save(config.command(options), ids)
+        vim.schedule(function()
+          M.languages_known(ids)
+        end)
+      end
+    end,
   }
 end
 
 -- A new current client (or none): what was known of the previous server no longer holds.
 local function on_current()
   cancel_request()
-  state.server, state.progress = nil, nil
+  state.server, state.progress, state.drafts = nil, nil, {}
 end
 
 local function map_keys(bufnr)
@@ -238,33 +321,30 @@ local function map_keys(bufnr)
   if keys.dismiss then
     vim.keymap.set("i", keys.dismiss, M.dismiss, opts)
   end
-  if keys.accept then
-    -- An <expr> map may not edit the buffer, so the accept itself runs from <Cmd>.
-    vim.keymap.set("i", keys.accept, function()
-      if M.visible() then
-        return "<Cmd>lua require('prewrite').accept()<CR>"
-      end
-      return keys.accept
-    end, { buffer = bufnr, silent = true, expr = true })
+  -- An <expr> map may not edit the buffer, so the accept itself runs from <Cmd>; with no ghost
+  -- text shown the key does what it did before.
+  for name, fn in pairs({ accept = "accept", accept_word = "accept_word", accept_line = "accept_line" }) do
+    local key = keys[name]
+    if key then
+      vim.keymap.set("i", key, function()
+        if M.visible() then
+          return "<Cmd>lua require('prewrite')." .. fn .. "()<CR>"
+        end
+        return key
+      end, { buffer = bufnr, silent = true, expr = true })
+    end
   end
 end
 
 --- Start the server for a buffer (if not running) and attach it, with keys and autocommands.
 function M.attach(bufnr)
   bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
+  state.attached[bufnr] = true
   servers.attach(bufnr, vim.loop.cwd())
   map_keys(bufnr)
   local group = vim.api.nvim_create_augroup("prewrite_buffer_" .. bufnr, { clear = true })
   vim.api.nvim_create_autocmd("TextChangedI", { group = group, buffer = bufnr, callback = on_text_changed })
-  vim.api.nvim_create_autocmd("CursorMovedI", {
-    group = group,
-    buffer = bufnr,
-    callback = function()
-      if state.suggestion and not ghost.current(state.suggestion) then
-        M.dismiss()
-      end
-    end,
-  })
+  vim.api.nvim_create_autocmd("CursorMovedI", { group = group, buffer = bufnr, callback = follow })
   vim.api.nvim_create_autocmd({ "InsertLeave", "BufLeave" }, {
     group = group,
     buffer = bufnr,
@@ -274,6 +354,42 @@ function M.attach(bufnr)
       M.dismiss()
     end,
   })
+end
+
+-- Attach a buffer of a served filetype (a file's, not help or a terminal) that is not attached.
+local function attach_if_served(bufnr)
+  if vim.api.nvim_buf_is_valid(bufnr) and vim.api.nvim_buf_is_loaded(bufnr) and not state.attached[bufnr]
+    and vim.bo[bufnr].buftype == "" and M.serves(vim.bo[bufnr].filetype) then
+    M.attach(bufnr)
+  end
+end
+
+-- Attach every loaded buffer the plugin now serves.
+local function attach_served()
+  for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
+    attach_if_served(bufnr)
+  end
+end
+
+--- The server listed the language ids it finds specs in: serve their buffers from now on.
+function M.languages_known(ids)
+  state.ids = ids
+  attach_served()
+end
+
+--- Switch suggestions on or off for a filetype (the current buffer's when nil) while Neovim runs.
+function M.enable(ft, on)
+  ft = (ft == nil or ft == "") and vim.bo.filetype or ft
+  state.switched[ft] = on ~= false
+  if on == false then
+    if state.suggestion and vim.bo[state.suggestion.bufnr].filetype == ft then
+      M.dismiss()
+    end
+    cancel_request()
+  else
+    attach_served()
+  end
+  pcall(vim.cmd, "redrawstatus")
 end
 
 --- Stop the servers (a clean stop, never taken for a crash); none starts until restart().
@@ -327,7 +443,14 @@ function M.state()
     progress = state.progress,
     last = state.last,
     last_error = state.last_error,
+    requests = state.requests,
     draft_status = state.draft and state.draft.status or nil,
+    draft = M.draft_state(0), -- the current buffer's: "drafting" / "ready" / nil
+    enabled = M.enabled(0), -- suggestions on for the current buffer's filetype
+    language_ids = state.ids, -- what the server serves (nil: not known yet)
+    switched_off = vim.tbl_filter(function(ft)
+      return state.switched[ft] == false
+    end, vim.tbl_keys(state.switched)),
     suggestion = state.suggestion and state.suggestion.shown or nil, -- the ghost text drawn now
     preview = state.suggestion ~= nil and state.suggestion.preview == true, -- drawn from a draft
     -- After a crash: restarting, restart_in_ms, crash ({ code, signal }), crashes, halted.
@@ -366,6 +489,60 @@ function M.status_lines()
   return lines
 end
 
+--- Where the server's draft of a buffer stands: "drafting" while it is (re)written, "ready"
+--- once verified for the buffer's current text, nil when there is no draft of this text.
+function M.draft_state(bufnr)
+  bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
+  local d = state.drafts[bufnr]
+  if not d then
+    return nil
+  end
+  if d.status ~= "verified" then
+    return "drafting" -- the server is on it: a verified (or newer) draft follows
+  end
+  -- A verified draft of older text: the spec changed since, or the cursor left it.
+  return d.version == buf_version(bufnr) and "ready" or nil
+end
+
+--- A short status for the statusline, e.g. `%{v:lua.require'prewrite'.statusline()}`:
+--- "" in buffers the plugin does not serve.
+function M.statusline()
+  if not state.options then
+    return ""
+  end
+  local bufnr = vim.api.nvim_get_current_buf()
+  if not state.attached[bufnr] then
+    return ""
+  elseif not M.enabled(bufnr) then
+    return "prewrite: off for " .. vim.bo[bufnr].filetype
+  end
+  local r = servers.state()
+  if r.restarting then
+    return "prewrite: restarting"
+  elseif r.halted then
+    return "prewrite: stopped"
+  end
+  local server = state.server and state.server.state
+  if server == nil then
+    return "prewrite: starting"
+  elseif server == "loading" then
+    local p = state.progress
+    return p and p.kind ~= "end" and p.percentage and string.format("prewrite: loading %d%%", p.percentage)
+      or "prewrite: loading"
+  elseif server == "error" then
+    return "prewrite: error"
+  elseif server == "disabled" then
+    return "prewrite: off"
+  end
+  local draft = state.options.draft_status and M.draft_state(bufnr)
+  if draft == "drafting" then
+    return "prewrite: drafting"
+  elseif draft == "ready" then
+    return "prewrite: draft ready"
+  end
+  return "prewrite: ready"
+end
+
 local function status_command()
   vim.notify(table.concat(M.status_lines(), "\n"))
   local c = client()
@@ -379,6 +556,7 @@ end
 --- Configure the plugin; see README.md for the options.
 function M.setup(opts)
   state.options = config.resolve(opts)
+  state.switched, state.ids, state.attached = {}, nil, {}
   servers.setup(client_config, function()
     return config.command(state.options)
   end, state.options.restart, on_current)
@@ -386,9 +564,8 @@ function M.setup(opts)
   local group = vim.api.nvim_create_augroup("prewrite", { clear = true })
   vim.api.nvim_create_autocmd("FileType", {
     group = group,
-    pattern = state.options.filetypes,
     callback = function(args)
-      M.attach(args.buf)
+      attach_if_served(args.buf)
     end,
   })
   vim.api.nvim_create_user_command("PrewriteStatus", status_command, {})
@@ -401,9 +578,23 @@ function M.setup(opts)
   vim.api.nvim_create_user_command("PrewriteRestart", function()
     M.restart()
   end, {})
-  if vim.tbl_contains(state.options.filetypes, vim.bo.filetype) then
-    M.attach(0)
+  for name, on in pairs({ PrewriteEnable = true, PrewriteDisable = false }) do
+    vim.api.nvim_create_user_command(name, function(args)
+      M.enable(args.args, on)
+    end, { nargs = "?", complete = "filetype" })
   end
+  -- The server's languages: kept from the last server of this command, else asked once.
+  local cmd = config.command(state.options)
+  state.ids = languages.cached(cmd)
+  if state.ids == nil and languages.needs_ids(state.options.filetypes) then
+    languages.probe(cmd, function(ids)
+      if ids and state.ids == nil then
+        languages.save(cmd, ids)
+        M.languages_known(ids)
+      end
+    end)
+  end
+  attach_served()
 end
 
 return M

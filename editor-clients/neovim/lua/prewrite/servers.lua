@@ -82,9 +82,13 @@ local function start(root, cmd, placeholder)
     end
   end
   local config = s.make_config(root, cmd)
-  config.on_init = function(c)
+  local on_init = config.on_init
+  config.on_init = function(c, result)
     if s.restarting and s.restarting.client_id == c.id then
       s.restarting = nil
+    end
+    if on_init then
+      on_init(c, result)
     end
   end
   config.on_exit = function(code, signal, client_id)
