@@ -16,25 +16,17 @@ from pathlib import Path
 import gguf
 import numpy as np
 import torch
-from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+
+from inference.gpucheck.models import byte_level_bpe
 
 SPECIAL = ["<|endoftext|>", "<|fim_prefix|>", "<|fim_suffix|>", "<|fim_middle|>"]
 
 
 def build_tokenizer(vocab_size: int = 400) -> PreTrainedTokenizerFast:
     """A byte-level BPE trained on a small code corpus, with EOS and FIM tokens."""
-    tokenizer = Tokenizer(models.BPE())
-    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tokenizer.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(
-        vocab_size=vocab_size,
-        special_tokens=SPECIAL,
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-    )
     corpus = inspect.getsource(textwrap) + inspect.getsource(string)  # stdlib: on every machine
-    tokenizer.train_from_iterator([corpus], trainer)
-    return PreTrainedTokenizerFast(tokenizer_object=tokenizer, eos_token="<|endoftext|>")
+    return byte_level_bpe([corpus], vocab_size, SPECIAL)
 
 
 def build_tiny_model(folder: Path, seed: int = 0, max_positions: int = 512) -> Path:

@@ -81,6 +81,14 @@ def build_tokenizer(vocab_size: int = 4096) -> PreTrainedTokenizerFast:
     import string
     import textwrap
 
+    corpus = [inspect.getsource(m) for m in (argparse, dataclasses, string, textwrap)]
+    return byte_level_bpe(corpus, vocab_size, SPECIAL)
+
+
+def byte_level_bpe(
+    corpus: list[str], vocab_size: int, special: list[str]
+) -> PreTrainedTokenizerFast:
+    """A byte-level BPE of `vocab_size` trained on `corpus`; the first special token is EOS."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
     tokenizer = Tokenizer(models.BPE())
@@ -88,13 +96,12 @@ def build_tokenizer(vocab_size: int = 4096) -> PreTrainedTokenizerFast:
     tokenizer.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(
         vocab_size=vocab_size,
-        special_tokens=SPECIAL,
+        special_tokens=special,
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
         show_progress=False,
     )
-    corpus = [inspect.getsource(m) for m in (argparse, dataclasses, string, textwrap)]
     tokenizer.train_from_iterator(corpus, trainer)
-    return PreTrainedTokenizerFast(tokenizer_object=tokenizer, eos_token="<|endoftext|>")
+    return PreTrainedTokenizerFast(tokenizer_object=tokenizer, eos_token=special[0])
 
 
 def random_model(
