@@ -283,7 +283,8 @@ class Engine:
             seed=self.config.seed,
         )
         drafter = self.runtime.drafter if drafting else None
-        return Session(kv, rule, lookahead, drafter, self.shape.verify_chunk)
+        shape = replace(self.shape, lookahead=lookahead)
+        return Session(kv, rule, shape, drafter)
 
     @property
     def shape(self) -> ShapeHints:
@@ -291,7 +292,7 @@ class Engine:
         config, hints = self.config, self.runtime.hints
         lookahead = hints.lookahead if config.lookahead is None else config.lookahead
         chunk = hints.verify_chunk if config.verify_chunk is None else config.verify_chunk
-        return ShapeHints(lookahead, chunk)
+        return replace(hints, lookahead=lookahead, verify_chunk=chunk)
 
     def _checker(self, session_id: str, version: int, min_forwards: int) -> Callable[[], None]:
         forwards = 0  # checks passed: the forwards this work has started

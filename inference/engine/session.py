@@ -13,6 +13,7 @@ from inference.engine.acceptance import AcceptanceRule, lookahead_rule
 from inference.engine.kvcache import KVState, Steps
 from inference.engine.lookahead import StaleDraft
 from inference.engine.stopping import ScanState, StopRule
+from inference.runtimes.base import ShapeHints
 
 if TYPE_CHECKING:
     from inference.drafter.drafter import Drafter
@@ -33,15 +34,15 @@ class Session:
         self,
         kv: KVState,
         rule: AcceptanceRule,
-        lookahead: int,
+        shape: ShapeHints,
         drafter: Drafter | None = None,
-        verify_chunk: int = 0,
     ):
         self.kv = kv
         self.rule = rule
         self.lookahead_rule = lookahead_rule(rule)
-        self.lookahead = lookahead  # max stale-draft tokens proposed per forward (0: off)
-        self.verify_chunk = verify_chunk  # first chunk of a chunked verify pass (0: one pass)
+        self.shape = shape
+        self.lookahead = shape.lookahead  # max stale-draft tokens proposed per forward (0: off)
+        self.verify_chunk = shape.verify_chunk  # first chunk of a chunked verify (0: one pass)
         self.drafter = drafter  # proposes blocks when the stale draft has nothing to offer
         self.prompt_ids: list[int] = []
         self.draft: list[int] = []
@@ -98,7 +99,12 @@ class Session:
         self._remember(self.draft)
         stale = None
         if self.lookahead:
-            stale = StaleDraft(proposals[kept:], history=self.earlier_drafts)
+            stale = StaleDraft(
+                proposals[kept:],
+                history=self.earlier_drafts,
+                min_match=self.shape.lookahead_match,
+                first=self.shape.lookahead_first,
+            )
         del self.draft[start + kept :]
         self.verified = len(self.draft)
         self.kv.truncate(len(self.prompt_ids) + self.verified, tail=tail)

@@ -98,12 +98,17 @@ class ShapeHints:
     """How forwards are best shaped on a runtime; settings left unset take these.
 
     `lookahead`: stale-draft tokens worth proposing per forward (a proposal costs a fraction
-    of a forward on a GPU, nearly a whole one on a CPU). `verify_chunk`: the first chunk of a
-    verify pass (0: the whole draft in one forward).
+    of a forward on a GPU, nearly a whole one on a CPU). `lookahead_match`: tokens the answer's
+    end must share with a stale draft before it proposes (1: also resume blindly after a
+    substitution); `lookahead_first`: tokens proposed after a rejection, doubled while all are
+    kept (0: always `lookahead`). `verify_chunk`: the first chunk of a verify pass (0: the whole
+    draft in one forward).
     """
 
     lookahead: int
     verify_chunk: int
+    lookahead_match: int = 1
+    lookahead_first: int = 0
 
 
 class Runtime(Protocol):
