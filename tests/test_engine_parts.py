@@ -128,3 +128,28 @@ def test_a_recalled_proposal_leaves_the_remainder_cursor_alone():
     assert draft.propose([5, 6], 1) == [7]
     draft.advance(0, 1)
     assert draft.propose([0], 2) == [11, 12]  # still right after the rejected token
+
+
+def test_a_cautious_stale_draft_proposes_only_after_a_long_enough_match():
+    cautious = StaleDraft([10, 11, 12, 13, 14, 15], min_match=3)
+    assert cautious.propose([1, 2, 99], 4) == []  # no blind resume after a substitution
+    assert cautious.propose([9, 11, 12], 4) == []  # two shared tokens are not enough
+    assert cautious.propose([10, 11, 12], 4) == [13, 14, 15]
+    recalled = StaleDraft([], history=[[1, 2, 3, 4, 5]], min_match=3)
+    assert recalled.propose([7, 2, 3], 2) == []
+    assert recalled.propose([1, 2, 3], 2) == [4, 5]
+
+
+def test_proposal_blocks_start_small_double_while_kept_and_reset_on_a_rejection():
+    draft = StaleDraft(list(range(100, 140)), min_match=2, first=2)
+    assert draft.propose([100, 101], 16) == [102, 103]
+    draft.advance(2, 2)
+    assert draft.propose([100, 101, 102, 103, 104], 16) == [105, 106, 107, 108]
+    draft.advance(4, 4)
+    assert draft.propose([107, 108, 109], 16) == list(range(110, 118))
+    draft.advance(0, 8)  # the model said 777, not 110
+    assert draft.propose([109, 777], 16) == []
+    draft.advance(0, 0)  # a forward without proposals changes nothing
+    assert draft.propose([777, 111, 112], 16) == [113, 114]
+    capped = StaleDraft(list(range(100, 140)), min_match=2, first=8)
+    assert len(capped.propose([100, 101], 3)) == 3  # the forward's limit still holds
