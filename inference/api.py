@@ -12,11 +12,17 @@ FinishReason = Literal["stop", "eos", "length", "unfinished", "not_a_body"]
 
 @dataclass(frozen=True)
 class Request:
-    """What the model answers: the code before the insertion point, and optionally after it."""
+    """What the model answers: the code before the insertion point, and optionally after it.
+
+    `block_indent`: the answer is a block inside a function's body that already has code (a
+    comment there asked for it), written at this indentation: it ends at a line indented less
+    or at the first line of `suffix`, and the code below always goes in the prompt.
+    """
 
     text: str
     suffix: str = ""
     language: Language = "python"
+    block_indent: int | None = None
 
 
 @dataclass(frozen=True)

@@ -57,6 +57,12 @@ def register(commands: argparse._SubParsersAction) -> None:
     bench.add_argument("--max-tokens", type=int, default=256)
     bench.add_argument("--sessions", type=int, default=40, help="how many of the built-in ones")
     bench.add_argument("--sessions-file", type=Path, help="JSONL of sessions instead")
+    bench.add_argument(
+        "--kind",
+        choices=("docstring", "comment"),
+        default="docstring",
+        help="the built-in sessions: a new function's spec, or a comment typed in a body",
+    )
     bench.add_argument("--write-sessions", type=Path, help="write the sessions as JSONL and stop")
     bench.add_argument("--cps", type=_numbers(float), default=(12.0, 6.0),
                        help="typing speeds, characters a second (default 12,6)")  # fmt: skip
@@ -152,12 +158,13 @@ def _bench_lsp(args: argparse.Namespace) -> int:
     from lsp_server.benchlsp.sessions import default_sessions, write_sessions
 
     if args.write_sessions:
-        write_sessions(default_sessions(args.sessions), args.write_sessions)
+        write_sessions(default_sessions(args.sessions, args.kind), args.write_sessions)
         print(f"wrote {args.sessions} sessions to {args.write_sessions}")
         return 0
     options = BenchOptions(
         model=args.model, out=args.out, runtime=args.runtime, threads=args.threads,
         prompt_format=args.prompt_format, max_tokens=args.max_tokens, sessions=args.sessions,
+        kind=args.kind,
         sessions_file=args.sessions_file, cps=args.cps, pauses_ms=args.pause_ms,
         typists=args.typists, profiles=args.typist,
         editor=args.editor, debounce_ms=args.debounce_ms, seed=args.seed,

@@ -125,6 +125,13 @@ def apply_edit(text: str, edit_range: types.Range, new_text: str, encoding: str 
     return text[:start] + new_text + text[end:]
 
 
+def accept(text: str, item: types.InlineCompletionItem, encoding: str = "utf-16") -> str:
+    """The document after the editor applies an inline item (its range and text)."""
+    assert item.range is not None, "an inline item without a range"
+    insert = item.insert_text if isinstance(item.insert_text, str) else item.insert_text.value
+    return apply_edit(text, item.range, insert, encoding)
+
+
 @dataclass
 class Doc:
     """A document as the test editor holds it: its text and version, kept in step with didChange.

@@ -76,6 +76,25 @@ def test_a_brace_language_spec_is_typed_as_comment_lines_inside_the_closed_body(
     assert spec is not None and session.docstring.split("\n")[0] in spec.request.text
 
 
+def test_comment_sessions_retype_real_comments_in_bodies_above_their_removed_block():
+    sessions = default_sessions(40, kind="comment")
+    assert len(sessions) == 40 and len({s.name for s in sessions}) == 40
+    assert {s.name.split("/")[0] for s in sessions} == {"more-itertools", "stdlib"}
+    assert {s.name.split("/")[0] for i, s in enumerate(sessions) if held_out(i)} == {
+        "more-itertools", "stdlib"
+    }
+    for index, session in enumerate(sessions):
+        assert session.kind == "comment" and len(session.docstring.split()) >= 3, session.name
+        typing = Typist(6, seed=index, profile="steady").type(session, autoclose=False)
+        comment = f"\n{session.indent}".join(f"# {line}" for line in session.docstring.split("\n"))
+        assert typing.final == session.above + comment + "\n" + session.indent + session.below
+        for text, cursor in ((typing.final, typing.body_offset), (typing.warm, typing.warm_cursor)):
+            spec = find_spec(text, cursor, "python")
+            assert spec is not None and spec.kind == "block", session.name
+            assert spec.request.block_indent == len(session.indent)
+            assert session.below.strip().startswith(spec.request.suffix.strip()[:40])
+
+
 @pytest.mark.parametrize("autoclose", [False, True])
 def test_the_keystrokes_write_the_docstring_and_open_the_body(autoclose):
     session = default_sessions(1)[0]

@@ -160,3 +160,42 @@ def test_a_brace_answer_that_defines_the_function_another_way_gives_its_body():
     answer = "const add = (a: Point, b: Point): Point => {\n  return a + b;\n};\n```"
     assert extract_body(answer, request) == "  return a + b;\n"
     assert extract_body("const other = () => {\n  return 1;\n};\n", request) == ""
+
+
+BLOCK = "def totals(orders):\n    result = {}\n    for order in orders:\n        # add it\n"
+
+
+@pytest.mark.parametrize("prompt_format", ["auto", "raw", "chat"])
+def test_a_block_in_a_body_is_fill_in_the_middle_with_the_code_below_whatever_the_settings(
+    tokenizer, prompt_format
+):
+    tokenizer.chat_template = "{% for m in messages %}{{ m['content'] }}{% endfor %}"
+    builder = PromptBuilder(tokenizer, prompt_format, code_below=False)
+    request = Request(BLOCK, suffix="        pass\n    return result\n", block_indent=8)
+    text = tokenizer.decode(builder.build(request).ids)
+    assert text.endswith("<|fim_suffix|>        pass\n    return result\n<|fim_middle|>")
+
+
+def _block_answer(answer: str, request: Request, tokenizer) -> str:
+    body_end = PromptBuilder(tokenizer, "auto").build(request).body_end
+    _, cut = body_end.scan(body_end.initial_state(request.text), answer)
+    return answer if cut is None else answer[:cut]
+
+
+def test_a_block_ends_where_it_leaves_its_indentation_or_reaches_the_code_below(tokenizer):
+    request = Request(BLOCK, suffix="\n        pass\n    return result\n", block_indent=8)
+    deeper = "        if order.ok:\n            result[order.id] = 1\n"
+    assert _block_answer(deeper + "    return result\n", request, tokenizer) == deeper
+    repeated = "        result[order.id] = 1\n        pass\n    x = 1\n"
+    assert _block_answer(repeated, request, tokenizer) == "        result[order.id] = 1"
+    passing = "        passed = True\n"  # a line that only begins like the code below goes on
+    assert _block_answer(passing + "    y\n", request, tokenizer) == passing
+
+
+def test_a_brace_block_leaves_the_enclosing_closing_brace_to_the_document(tokenizer):
+    text = "function f(x) {\n  if (x) {\n    // log it\n"
+    request = Request(text, suffix="  }\n}\n", language="brace", block_indent=4)
+    answer = "    console.log(x);\n  }\n}\n"
+    assert _block_answer(answer, request, tokenizer) == "    console.log(x);\n"
+    body = PromptBuilder(tokenizer, "raw").build(Request(text, language="brace")).body_end
+    assert body.keep_closing  # a new function's answer keeps its own `}`

@@ -10,17 +10,24 @@ which `make test` installs) and `javac`.
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 import pytest_lsp
-from lsprotocol import types
 
 from lsp_server.client import inline_params
-from tests.lsp_fixtures import CURSOR, DATA, SERVER, Doc, PrewriteClient, finish, start, verified
+from tests.compilers import compile_errors
+from tests.lsp_fixtures import (
+    CURSOR,
+    DATA,
+    SERVER,
+    Doc,
+    PrewriteClient,
+    accept,
+    finish,
+    start,
+    verified,
+)
 
 pytestmark = [
     pytest.mark.real_model,
@@ -28,9 +35,7 @@ pytestmark = [
     pytest.mark.timeout(300),
 ]
 
-ROOT = Path(__file__).resolve().parents[1]
 CASES = DATA / "brace"
-TSC = ROOT / "editor-clients" / "vscode" / "node_modules" / "typescript" / "bin" / "tsc"
 LANGUAGE_IDS = {".ts": "typescript", ".java": "java"}
 
 
@@ -39,45 +44,6 @@ async def client(lsp_client: PrewriteClient, code_model_name: str):
     await start(lsp_client, {"model": code_model_name, "maxTokens": 96, "draftPreview": True})
     yield
     await finish(lsp_client)
-
-
-def tool(path: Path | None, what: str) -> str:
-    """A compiler's path; missing is a failure in CI (make test installs it), else a skip."""
-    if path is not None and path.exists():
-        return str(path)
-    message = f"{what} is not installed (make test installs it)"
-    if os.environ.get("CI"):
-        pytest.fail(message)
-    pytest.skip(message)
-
-
-def compile_errors(source: Path) -> str:
-    """The compiler's complaints about `source` ('' when it compiles)."""
-    if source.suffix == ".ts":
-        command = ["node", tool(TSC, "typescript"), "--noEmit", "--target", "es2020", str(source)]
-    else:
-        javac = shutil.which("javac")
-        compiler = tool(Path(javac) if javac else None, "javac")
-        command = [compiler, "-d", str(source.parent), str(source)]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=120)
-    return "" if done.returncode == 0 else (done.stdout + done.stderr).strip()
-
-
-def offset_of(text: str, position: types.Position) -> int:
-    """The offset of an LSP position (UTF-16 columns)."""
-    start = 0
-    for _ in range(position.line):
-        start = text.index("\n", start) + 1
-    line = text[start:].split("\n", 1)[0].encode("utf-16-le")
-    return start + len(line[: position.character * 2].decode("utf-16-le"))
-
-
-def accept(text: str, item: types.InlineCompletionItem) -> str:
-    """The document after the editor applies the item."""
-    assert item.range is not None
-    insert = item.insert_text if isinstance(item.insert_text, str) else item.insert_text.value
-    start, end = offset_of(text, item.range.start), offset_of(text, item.range.end)
-    return text[:start] + insert + text[end:]
 
 
 def case(name: str) -> tuple[Doc, str]:

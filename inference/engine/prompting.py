@@ -55,6 +55,22 @@ def function_indent(text: str, language: str) -> int | None:
     return None
 
 
+def block_end(request: Request, stops: tuple[str, ...]) -> BodyEnd:
+    """Where a block inside a body ends: at a line indented less than the block (a brace
+    language's `}` there closes an enclosing block, already in the document), or where the
+    answer reaches the first line of the code below, which it must not repeat."""
+    assert request.block_indent is not None
+    below = next((line for line in request.suffix.split("\n") if line.strip()), "")
+    if below:
+        stops = (*stops, f"\n{below.rstrip()}\n")
+    return BodyEnd(
+        language=request.language,
+        def_indent=request.block_indent - 1,
+        stop_strings=stops,
+        keep_closing=False,
+    )
+
+
 class PromptBuilder:
     """Renders requests into token ids for one tokenizer in one format."""
 
@@ -83,7 +99,12 @@ class PromptBuilder:
         self.system_prompt = system_prompt
 
     def format_for(self, request: Request) -> str:
-        """The concrete format used for `request` ('auto' resolved)."""
+        """The concrete format used for `request` ('auto' resolved).
+
+        A block inside a body is always fill-in-the-middle where the model has the tokens (its
+        end depends on the code below), else raw: a chat answer restates the whole function."""
+        if request.block_indent is not None:
+            return "fim" if self.fim else "raw"
         if self.prompt_format != "auto":
             return self.prompt_format
         if self.fim and self._suffix(request).strip():
@@ -91,7 +112,7 @@ class PromptBuilder:
         return self.preferred or "raw"
 
     def _suffix(self, request: Request) -> str:
-        return request.suffix if self.code_below else ""
+        return request.suffix if self.code_below or request.block_indent is not None else ""
 
     def build(self, request: Request) -> Prompt:
         """Token ids and stop settings for `request`."""
@@ -111,11 +132,14 @@ class PromptBuilder:
             text = request.text
         ids = self.tokenizer(text, add_special_tokens=fmt != "chat")["input_ids"]
         chat = fmt == "chat"
-        body_end = BodyEnd(
-            language=request.language,
-            def_indent=None if chat else function_indent(request.text, request.language),
-            stop_strings=stops,
-        )
+        if request.block_indent is not None:
+            body_end = block_end(request, stops)
+        else:
+            body_end = BodyEnd(
+                language=request.language,
+                def_indent=None if chat else function_indent(request.text, request.language),
+                stop_strings=stops,
+            )
         return Prompt(
             ids=list(ids),
             answer_start="" if chat else request.text,

@@ -29,6 +29,7 @@ class BodyEnd:
     language: Language
     def_indent: int | None  # indentation of the `def`/function line; None: no body rule
     stop_strings: tuple[str, ...] = ()
+    keep_closing: bool = True  # a brace language's `}` that ends the body belongs to the answer
 
     def initial_state(self, prompt_text: str) -> ScanState:
         """The scan state at the start of the answer: the prompt's unfinished last line."""
@@ -65,8 +66,10 @@ class BodyEnd:
         """Cut offset when a line starting with `ch` at `indent` ends the body, else None."""
         if self.def_indent is None or indent > self.def_indent:
             return None
-        if self.language == "brace":
-            return chars if ch == "}" else None  # keep the closing brace
+        if self.language == "brace" and ch != "}":
+            return None
+        if self.language == "brace" and self.keep_closing:
+            return chars  # keep the closing brace
         return chars - 1 - indent  # drop the dedented line
 
 

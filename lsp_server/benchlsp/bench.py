@@ -44,6 +44,7 @@ class BenchOptions:
     prompt_format: str = "auto"
     max_tokens: int = 256
     sessions: int = 40
+    kind: str = "docstring"  # of the built-in sessions (sessions.KINDS)
     sessions_file: Path | None = None
     cps: tuple[float, ...] = (12.0, 6.0)
     pauses_ms: tuple[int, ...] = (1000, 300)
@@ -61,7 +62,7 @@ def run_bench(options: BenchOptions) -> int:
     """Run every configuration and the llama.cpp baseline; print, write JSON and the plot."""
     sessions = (
         read_sessions(options.sessions_file) if options.sessions_file
-        else default_sessions(options.sessions)
+        else default_sessions(options.sessions, options.kind)
     )  # fmt: skip
     if options.memory_docs:
         return asyncio.run(_memory(options, sessions))

@@ -25,7 +25,7 @@ _SENTENCE_END = re.compile(r"[.!?](\s|$)")
 
 def more_itertools_parts() -> list[tuple[str, str, str, str]]:
     """(name, above, docstring, below) for each more-itertools function that makes a session."""
-    folder = _package_folder()
+    folder = package_folder()
     parts = []
     for file in FILES:
         source = (folder / file).read_text(encoding="utf-8")
@@ -36,7 +36,7 @@ def more_itertools_parts() -> list[tuple[str, str, str, str]]:
     return parts
 
 
-def _package_folder() -> Path:
+def package_folder() -> Path:
     spec = importlib.util.find_spec("more_itertools")
     if spec is None or spec.origin is None:
         raise ServerError(
@@ -60,9 +60,9 @@ def _file_parts(source: str) -> list[tuple[str, str, str, str]]:
         if spec is None:
             continue
         docstring, header_end = spec
-        start = _first_line(function)
-        before = _source(functions[i - 1], lines) if i else ""
-        after = _source(functions[i + 1], lines) if i + 1 < len(functions) else ""
+        start = first_line(function)
+        before = function_source(functions[i - 1], lines) if i else ""
+        after = function_source(functions[i + 1], lines) if i + 1 < len(functions) else ""
         header = "".join(lines[start:header_end])
         above = f"{imports}\n\n{before}\n\n\n{header}    "
         below = f"\n\n\n{after}\n" if after else "\n"
@@ -90,10 +90,10 @@ def _spec(function: ast.FunctionDef, lines: list[str]) -> tuple[str, int] | None
     return "\n    ".join(lines_of_paragraph), first.lineno - 1
 
 
-def _first_line(function: ast.FunctionDef) -> int:
+def first_line(function: ast.FunctionDef) -> int:
     """The index of the function's first line, decorators included."""
     return min([function.lineno, *(d.lineno for d in function.decorator_list)]) - 1
 
 
-def _source(function: ast.FunctionDef, lines: list[str]) -> str:
-    return "".join(lines[_first_line(function) : function.end_lineno]).rstrip("\n")
+def function_source(function: ast.FunctionDef, lines: list[str]) -> str:
+    return "".join(lines[first_line(function) : function.end_lineno]).rstrip("\n")

@@ -5,8 +5,9 @@ indented line below it), the docstring's text, and the code below. A brace-langu
 is the same with the spec as `//` comment lines opening the body and the editor's `}` below.
 The default set draws from four sources in turn: modules of our own (imports, helpers above,
 callers below), more-itertools' functions among their neighbours, HumanEval's prompts placed
-between other HumanEval solutions, and TypeScript modules of our own. A JSONL file of sessions
-can replace them.
+between other HumanEval solutions, and TypeScript modules of our own. Sessions of the comment
+kind (`--kind comment`) type a comment inside a body that has code, above the block it asks
+for (comments.py). A JSONL file of sessions can replace them.
 """
 
 from __future__ import annotations
@@ -17,14 +18,16 @@ from pathlib import Path
 
 from inference.bench.segment import DocstringNotFound, split_prompt
 from inference.bench.suites import Problem, load_suite
+from lsp_server.benchlsp.comments import comment_parts
 from lsp_server.benchlsp.library import more_itertools_parts
 from lsp_server.benchlsp.modules import MODULES
 from lsp_server.benchlsp.modules_ts import MODULES_TS, brace_parts
 from lsp_server.errors import ServerError
 
 FIELDS = ("name", "above", "docstring", "below")
-OPTIONAL_FIELDS = {"language": "python"}
+OPTIONAL_FIELDS = {"language": "python", "kind": "docstring"}
 EXTENSIONS = {"python": "py", "typescript": "ts"}
+KINDS = ("docstring", "comment")  # a new function's spec; a comment in a body (comments.py)
 # the order the default set takes its sources in: period 5, prime to HELD_OUT_EVERY, so that
 # the held-out split draws from every source
 SOURCE_ORDER = ("own", "more-itertools", "humaneval", "typescript", "more-itertools")
@@ -45,6 +48,7 @@ class Session:
     docstring: str  # the spec's text: between the quotes, or the comment lines without `// `
     below: str
     language: str = "python"  # a key of EXTENSIONS; other than Python, a `//` comment spec
+    kind: str = "docstring"  # one of KINDS: comment: `docstring` is a comment typed in a body
 
     @property
     def indent(self) -> str:
@@ -52,8 +56,12 @@ class Session:
         return self.above.rsplit("\n", 1)[-1]
 
 
-def default_sessions(count: int) -> list[Session]:
-    """`count` sessions, taken from the sources in turn (SOURCE_ORDER) while each lasts."""
+def default_sessions(count: int, kind: str = "docstring") -> list[Session]:
+    """`count` sessions, taken from the sources in turn (SOURCE_ORDER) while each lasts; of the
+    comment kind, from comments.py's real comments in bodies."""
+    if kind == "comment":
+        parts = comment_parts()[:count]
+        return [Session(*part, kind="comment") for part in parts]
     sources = {
         "own": [module_session(name, source) for name, source in MODULES.items()],
         "more-itertools": [Session(*part) for part in more_itertools_parts()],
@@ -131,6 +139,10 @@ def read_sessions(path: Path) -> list[Session]:
             raise ServerError(
                 f"{path}:{number}: a session needs string fields {', '.join(FIELDS)} ({exc})"
             ) from exc
+        if sessions[-1].kind not in KINDS:
+            raise ServerError(
+                f"{path}:{number}: kind {sessions[-1].kind!r} is not one of {', '.join(KINDS)}"
+            )
         if sessions[-1].language not in EXTENSIONS:
             raise ServerError(
                 f"{path}:{number}: language {sessions[-1].language!r} is not one of "

@@ -23,6 +23,7 @@ if TYPE_CHECKING:  # the server's command line imports this module for PROFILES:
 
 QUOTES = '"""'
 LINE_COMMENT = "// "
+PYTHON_COMMENT = "# "
 _JITTER = 0.35  # sigma of the log-normal factor on each interval
 _SENTENCE_ENDS = ".!?:"
 Profile = Literal["steady", "thinking"]
@@ -68,10 +69,11 @@ class Typist:
         """The keystrokes that write `session`'s spec and open its body."""
         editor = _Editor(self, session.above + session.below, len(session.above))
         newline = "\n" + session.indent
-        if session.language != "python":  # `//` lines, then Enter
+        if session.language != "python" or session.kind == "comment":  # comment lines, Enter
+            prefix = PYTHON_COMMENT if session.language == "python" else LINE_COMMENT
             for number, line in enumerate(session.docstring.split("\n")):
                 editor.type([newline] if number else [])
-                editor.type([*LINE_COMMENT, *line[:-1]])
+                editor.type([*prefix, *line[:-1]])
                 editor.remember_warm()
                 editor.type([line[-1:]] if line else [])
             editor.type([newline])

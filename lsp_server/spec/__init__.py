@@ -3,7 +3,10 @@
 A spec is found only where the server can write: the cursor is in the spec (or on the blank
 lines right after it) and the function has no code yet besides what is typed on the cursor
 line. The request is the document up to the spec, the spec closed properly, then a newline;
-the suffix is the code after the function. Everything works on offsets into the document
+the suffix is the code after the function. A comment inside a body that already has code (a
+`block` spec) asks for the code that goes between it and the code below: the request ends with
+the comment, the suffix is the code below, and the request carries the comment's indentation,
+where the block ends. Everything works on offsets into the document
 text and looks at a window of lines around the cursor, so a 5 MB document costs no more than
 a small one.
 """
@@ -15,7 +18,15 @@ from dataclasses import dataclass
 from inference.api import Language, Request
 from lsp_server.spec.brace import BraceFinder
 from lsp_server.spec.python import PythonFinder
-from lsp_server.spec.text import SpecKind, head, line_end, line_start, tail, writable
+from lsp_server.spec.text import (
+    SpecKind,
+    block_suffix,
+    head,
+    line_end,
+    line_start,
+    tail,
+    writable,
+)
 
 PYTHON_IDS = frozenset({"python"})
 BRACE_IDS = frozenset(
@@ -93,7 +104,10 @@ def find_spec(
     cursor = max(0, min(cursor, len(text)))
     finder = PythonFinder(text, cursor) if language == "python" else BraceFinder(text, cursor)
     for found in finder.candidates():
-        suffix_start = writable(text, found, cursor)
+        if found.kind == "block":
+            suffix_start = block_suffix(text, found, cursor)
+        else:
+            suffix_start = writable(text, found, cursor)
         if suffix_start is None:
             continue
         before = text[max(0, found.text_end - prefix_chars - 1) : found.text_end]
@@ -101,6 +115,7 @@ def find_spec(
             text=tail(before, prefix_chars) + found.closing + "\n",
             suffix=head(text[suffix_start : suffix_start + suffix_chars + 1], suffix_chars),
             language=language,
+            block_indent=found.block_indent,
         )
         return Spec(found.kind, found.start, found.end, found.insert_at, found.rest, request)
     return None

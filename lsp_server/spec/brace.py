@@ -1,4 +1,5 @@
-"""Brace-language specs: `//` and `/* */` comments above a function or at the start of its body."""
+"""Brace-language specs: `//` and `/* */` comments above a function or at the start of its body,
+and `//` (or one-line `/* */`) comments inside its body that ask for the block below them."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ from lsp_server.spec.text import (
     MAX_SPEC_CHARS,
     Found,
     close_unclosed,
+    comment_at,
     crosses_code,
+    enclosing_header,
     indent_of,
     is_blank,
     line_end,
@@ -25,6 +28,7 @@ _BRACE_SIGNATURE = rf"^([ \t]*)(?=\S){_BRACE_CONTROL}[^;{{}}]*\([^;{{}}]*\)[^;{{
 _BRACE_HEADER = re.compile(_BRACE_SIGNATURE + r"\{\s*$")  # `name(args) {`
 _BRACE_ALLMAN = re.compile(_BRACE_SIGNATURE + r"$")  # `name(args)`, then `{` on its own line
 _BRACE_COMMENT = re.compile(r"^[ \t]*(?://|/\*|\*)")
+_LINE_COMMENT = re.compile(r"^[ \t]*(?://|/\*.*\*/[ \t]*$)")  # `//`, or `/* */` on one line
 
 
 class BraceFinder:
@@ -51,7 +55,28 @@ class BraceFinder:
                 yield found
             headers += 1
             if headers == CANDIDATES:
-                return
+                break
+        block = self._comment_in_body()
+        if block:
+            yield block
+
+    def _comment_in_body(self) -> Found | None:
+        """A `//` block inside a function's body, the cursor on it or on a blank line below."""
+        text = self.text
+        comment = comment_at(text, self.cursor, lambda line: bool(_LINE_COMMENT.match(line)))
+        if comment is None:
+            return None
+        first, last_end, indent = comment
+        def_indent = enclosing_header(
+            text,
+            first,
+            indent,
+            lambda start, end: self._body_start(start, end) is not None,
+            lambda line: bool(_BRACE_COMMENT.match(line)) or line.strip() == "{",
+        )
+        if def_indent is None:
+            return None
+        return Found.block(text, first, rstrip_at(text, first, last_end), def_indent, indent)
 
     def _comment_before(self, header: int) -> Found | None:
         """The comment block right above a function header (annotations between skipped).

@@ -1,4 +1,5 @@
-"""Python specs: a function's docstring (closed or still open) or `#` comments above or in it."""
+"""Python specs: a function's docstring (closed or still open), `#` comments above or at the
+start of it, and `#` comments inside its body that ask for the block below them."""
 
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ from lsp_server.spec.text import (
     MAX_SPEC_CHARS,
     Found,
     close_unclosed,
+    comment_at,
     crosses_code,
+    enclosing_header,
     indent_of,
     is_blank,
     line_end,
@@ -48,7 +51,28 @@ class PythonFinder:
                     yield found
                 headers += 1
                 if headers == CANDIDATES:
-                    return
+                    break
+        block = self._comment_in_body()
+        if block:
+            yield block
+
+    def _comment_in_body(self) -> Found | None:
+        """A `#` block inside a function's body, the cursor on it or on a blank line below."""
+        text = self.text
+        comment = comment_at(text, self.cursor, lambda line: line.lstrip().startswith("#"))
+        if comment is None:
+            return None
+        first, last_end, indent = comment
+        def_indent = enclosing_header(
+            text,
+            first,
+            indent,
+            lambda start, end: bool(_PY_DEF.match(text[start:end])),
+            lambda line: line.lstrip().startswith(("#", ")", "]", "}")),
+        )
+        if def_indent is None:
+            return None
+        return Found.block(text, first, rstrip_at(text, first, last_end), def_indent, indent)
 
     def _line(self, offset: int) -> str:
         return self.text[line_start(self.text, offset) : line_end(self.text, offset)]

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Literal
 
-SpecKind = Literal["docstring", "comment"]
+# block: a comment inside a function's body, asking for the code that goes below it
+SpecKind = Literal["docstring", "comment", "block"]
 
 SCAN_LINES = 400  # how far (in lines) the detector looks from the cursor
 MAX_SPEC_CHARS = 20_000  # a docstring longer than this is treated as unclosed
@@ -27,6 +28,7 @@ class Found:
     insert_at: int  # what the document lacks, then the answer, go after this offset
     rest: str  # what the document lacks there to close the spec ('' when it is closed)
     def_indent: int  # indentation of the function header
+    block_indent: int | None = None  # a block's: its comment's indentation
 
     @classmethod
     def closed(
@@ -34,6 +36,12 @@ class Found:
     ) -> Found:
         """A spec the document closes already."""
         return cls(kind, start, end, text_end, "", line_end(text, text_end), "", def_indent)
+
+    @classmethod
+    def block(cls, text: str, start: int, end: int, def_indent: int, indent: int) -> Found:
+        """A comment inside a body (text[start:end]) asking for the code below it."""
+        insert_at = line_end(text, end)
+        return cls("block", start, end, end, "", insert_at, "", def_indent, indent)
 
 
 def line_start(text: str, offset: int) -> int:
@@ -121,6 +129,77 @@ def writable(text: str, found: Found, cursor: int) -> int | None:
             return None
         if end >= len(text):
             return len(text) if cursor_ok else None
+    return None
+
+
+def block_suffix(text: str, found: Found, cursor: int) -> int | None:
+    """Where the code below a comment in a body starts if the cursor may write its block, else
+    None: the cursor is on the comment or on a blank line between it and that code."""
+    if cursor < found.start:
+        return None
+    for start, end in lines_down(text, found.insert_at + 1):
+        if not is_blank(text[start:end]):
+            return start if cursor < start else None
+        if end >= len(text):
+            return len(text)
+    return None
+
+
+def comment_at(
+    text: str, cursor: int, is_comment: Callable[[str], bool]
+) -> tuple[int, int, int] | None:
+    """(first line start, last line end, indentation) of the comment block the cursor is on, or
+    that the blank lines the cursor is on follow; lines of one block share their indentation."""
+    here = line_start(text, cursor)
+    for start, end in lines_up(text, here):
+        line = text[start:end]
+        if is_blank(line):
+            continue
+        if not is_comment(line):
+            return None
+        here = start
+        break
+    else:
+        return None
+    indent = indent_of(text[here : line_end(text, here)])
+    same = lambda line: is_comment(line) and indent_of(line) == indent  # noqa: E731
+    first = here
+    for start, end in lines_up(text, here):
+        if not same(text[start:end]):
+            break
+        first = start
+    last_end = line_end(text, here)
+    for start, end in lines_down(text, here):
+        if not same(text[start:end]):
+            break
+        last_end = end
+    return first, last_end, indent
+
+
+def enclosing_header(
+    text: str,
+    first: int,
+    indent: int,
+    is_header: Callable[[int, int], bool],
+    passes: Callable[[str], bool],
+) -> int | None:
+    """Indentation of the function whose body holds the line at `first` (indented `indent`),
+    or None where the line is outside any function.
+
+    Going up, each line indented less than all below it opens a block: a function header ends
+    the search, any other (a loop, a class, the module) moves the floor out. Lines for which
+    `passes` is true (comments, a header's continuation, a lone brace) do not count.
+    """
+    floor = indent
+    for start, end in lines_up(text, first):
+        line = text[start:end]
+        if start == first or is_blank(line) or passes(line) or indent_of(line) >= floor:
+            continue
+        if is_header(start, end):
+            return indent_of(line)
+        floor = indent_of(line)
+        if floor == 0:
+            return None
     return None
 
 

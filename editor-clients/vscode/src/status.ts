@@ -186,7 +186,7 @@ export function whyNoSuggestion(status: Status): string | undefined {
   }
   switch (status.empty) {
     case 'noSpec':
-      return 'no spec under the cursor (a docstring, or a comment above the function), or nothing to add';
+      return 'no spec under the cursor (a docstring, a comment above the function or one in its body), or nothing to add';
     case 'stale':
       return 'the text changed before the answer came';
   }
