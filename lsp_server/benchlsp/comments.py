@@ -21,7 +21,7 @@ import sysconfig
 from pathlib import Path
 
 from lsp_server.benchlsp.library import FILES as MORE_ITERTOOLS_FILES
-from lsp_server.benchlsp.library import first_line, function_source, package_folder
+from lsp_server.benchlsp.library import first_line, module_outline, neighbours, package_folder
 
 STDLIB_FILES = (
     "textwrap.py", "shutil.py", "difflib.py", "heapq.py", "statistics.py", "fractions.py",
@@ -57,14 +57,7 @@ def comment_parts() -> list[tuple[str, str, str, str]]:
 
 def file_parts(source: str) -> list[tuple[str, str, str, str]]:
     """The comment sessions of one module: (function:line, above, comment, below)."""
-    tree = ast.parse(source)
-    lines = source.splitlines(keepends=True)
-    imports = "".join(
-        "".join(lines[node.lineno - 1 : node.end_lineno])
-        for node in tree.body
-        if isinstance(node, (ast.Import, ast.ImportFrom))
-    )
-    functions = [node for node in tree.body if isinstance(node, ast.FunctionDef)]
+    lines, imports, functions = module_outline(source)
     parts = []
     for i, function in enumerate(functions):
         block = _first_block(function, lines)
@@ -72,8 +65,7 @@ def file_parts(source: str) -> list[tuple[str, str, str, str]]:
             continue
         first, last, comment, end = block  # comment lines [first, last), the block [last, end)
         start = first_line(function)
-        before = function_source(functions[i - 1], lines) if i else ""
-        after = function_source(functions[i + 1], lines) if i + 1 < len(functions) else ""
+        before, after = neighbours(functions, i, lines)
         indent = lines[first][: len(lines[first]) - len(lines[first].lstrip())]
         above = f"{imports}\n\n{before}\n\n\n" + "".join(lines[start:first]) + indent
         rest = "".join(lines[end : function.end_lineno]).rstrip("\n")

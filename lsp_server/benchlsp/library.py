@@ -45,7 +45,8 @@ def package_folder() -> Path:
     return Path(spec.origin).parent
 
 
-def _file_parts(source: str) -> list[tuple[str, str, str, str]]:
+def module_outline(source: str) -> tuple[list[str], str, list[ast.FunctionDef]]:
+    """A module's lines (ends kept), its import statements' text, its top-level functions."""
     tree = ast.parse(source)
     lines = source.splitlines(keepends=True)
     imports = "".join(
@@ -53,7 +54,18 @@ def _file_parts(source: str) -> list[tuple[str, str, str, str]]:
         for node in tree.body
         if isinstance(node, (ast.Import, ast.ImportFrom))
     )
-    functions = [node for node in tree.body if isinstance(node, ast.FunctionDef)]
+    return lines, imports, [node for node in tree.body if isinstance(node, ast.FunctionDef)]
+
+
+def neighbours(functions: list[ast.FunctionDef], i: int, lines: list[str]) -> tuple[str, str]:
+    """The source of the functions before and after function i ('' where there is none)."""
+    before = function_source(functions[i - 1], lines) if i else ""
+    after = function_source(functions[i + 1], lines) if i + 1 < len(functions) else ""
+    return before, after
+
+
+def _file_parts(source: str) -> list[tuple[str, str, str, str]]:
+    lines, imports, functions = module_outline(source)
     parts = []
     for i, function in enumerate(functions):
         spec = _spec(function, lines)
@@ -61,8 +73,7 @@ def _file_parts(source: str) -> list[tuple[str, str, str, str]]:
             continue
         docstring, header_end = spec
         start = first_line(function)
-        before = function_source(functions[i - 1], lines) if i else ""
-        after = function_source(functions[i + 1], lines) if i + 1 < len(functions) else ""
+        before, after = neighbours(functions, i, lines)
         header = "".join(lines[start:header_end])
         above = f"{imports}\n\n{before}\n\n\n{header}    "
         below = f"\n\n\n{after}\n" if after else "\n"

@@ -5,10 +5,11 @@ lines right after it) and the function has no code yet besides what is typed on 
 line. The request is the document up to the spec, the spec closed properly, then a newline;
 the suffix is the code after the function. A comment inside a body that already has code (a
 `block` spec) asks for the code that goes between it and the code below: the request ends with
-the comment, the suffix is the code below, and the request carries the comment's indentation,
-where the block ends. Everything works on offsets into the document
-text and looks at a window of lines around the cursor, so a 5 MB document costs no more than
-a small one.
+the comment, the suffix is the rest of the function below it (each edit of the comment makes
+the model read the suffix again, so it holds only what the block must fit), and the request
+carries the comment's indentation, where the block ends. Everything works on offsets into the
+document text and looks at a window of lines around the cursor, so a 5 MB document costs no
+more than a small one.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from lsp_server.spec.python import PythonFinder
 from lsp_server.spec.text import (
     SpecKind,
     block_suffix,
+    function_end,
     head,
     line_end,
     line_start,
@@ -111,9 +113,13 @@ def find_spec(
         if suffix_start is None:
             continue
         before = text[max(0, found.text_end - prefix_chars - 1) : found.text_end]
+        suffix_end = suffix_start + suffix_chars + 1
+        if found.kind == "block":  # the rest of the function: what the block must fit
+            end = function_end(text, suffix_start, found.def_indent, language)
+            suffix_end = min(suffix_end, end)
         request = Request(
             text=tail(before, prefix_chars) + found.closing + "\n",
-            suffix=head(text[suffix_start : suffix_start + suffix_chars + 1], suffix_chars),
+            suffix=head(text[suffix_start:suffix_end], suffix_chars),
             language=language,
             block_indent=found.block_indent,
         )

@@ -11,9 +11,8 @@ from lsp_server.spec.text import (
     MAX_SPEC_CHARS,
     Found,
     close_unclosed,
-    comment_at,
+    comment_in_body,
     crosses_code,
-    enclosing_header,
     indent_of,
     is_blank,
     line_end,
@@ -62,21 +61,13 @@ class BraceFinder:
 
     def _comment_in_body(self) -> Found | None:
         """A `//` block inside a function's body, the cursor on it or on a blank line below."""
-        text = self.text
-        comment = comment_at(text, self.cursor, lambda line: bool(_LINE_COMMENT.match(line)))
-        if comment is None:
-            return None
-        first, last_end, indent = comment
-        def_indent = enclosing_header(
-            text,
-            first,
-            indent,
+        return comment_in_body(
+            self.text,
+            self.cursor,
+            lambda line: bool(_LINE_COMMENT.match(line)),
             lambda start, end: self._body_start(start, end) is not None,
             lambda line: bool(_BRACE_COMMENT.match(line)) or line.strip() == "{",
         )
-        if def_indent is None:
-            return None
-        return Found.block(text, first, rstrip_at(text, first, last_end), def_indent, indent)
 
     def _comment_before(self, header: int) -> Found | None:
         """The comment block right above a function header (annotations between skipped).

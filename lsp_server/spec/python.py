@@ -12,9 +12,8 @@ from lsp_server.spec.text import (
     MAX_SPEC_CHARS,
     Found,
     close_unclosed,
-    comment_at,
+    comment_in_body,
     crosses_code,
-    enclosing_header,
     indent_of,
     is_blank,
     line_end,
@@ -59,20 +58,13 @@ class PythonFinder:
     def _comment_in_body(self) -> Found | None:
         """A `#` block inside a function's body, the cursor on it or on a blank line below."""
         text = self.text
-        comment = comment_at(text, self.cursor, lambda line: line.lstrip().startswith("#"))
-        if comment is None:
-            return None
-        first, last_end, indent = comment
-        def_indent = enclosing_header(
+        return comment_in_body(
             text,
-            first,
-            indent,
+            self.cursor,
+            lambda line: line.lstrip().startswith("#"),
             lambda start, end: bool(_PY_DEF.match(text[start:end])),
             lambda line: line.lstrip().startswith(("#", ")", "]", "}")),
         )
-        if def_indent is None:
-            return None
-        return Found.block(text, first, rstrip_at(text, first, last_end), def_indent, indent)
 
     def _line(self, offset: int) -> str:
         return self.text[line_start(self.text, offset) : line_end(self.text, offset)]

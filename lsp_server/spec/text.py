@@ -145,6 +145,19 @@ def block_suffix(text: str, found: Found, cursor: int) -> int | None:
     return None
 
 
+def function_end(text: str, start: int, def_indent: int, language: str) -> int:
+    """Where the function whose body holds the line at `start` ends: the start of its first
+    line indented `def_indent` or less, or (a brace language) past that line, its `}`."""
+    for line_from, line_to in lines_down(text, start, limit=SCAN_LINES * 4):
+        line = text[line_from:line_to]
+        if not is_blank(line) and indent_of(line) <= def_indent:
+            closes = language == "brace" and line.lstrip().startswith("}")
+            return min(line_to + 1, len(text)) if closes else line_from
+        if line_to >= len(text):
+            return len(text)
+    return len(text)
+
+
 def comment_at(
     text: str, cursor: int, is_comment: Callable[[str], bool]
 ) -> tuple[int, int, int] | None:
@@ -174,6 +187,25 @@ def comment_at(
             break
         last_end = end
     return first, last_end, indent
+
+
+def comment_in_body(
+    text: str,
+    cursor: int,
+    is_comment: Callable[[str], bool],
+    is_header: Callable[[int, int], bool],
+    passes: Callable[[str], bool],
+) -> Found | None:
+    """A comment block inside a function's body, the cursor on it or on a blank line below it
+    (see `comment_at` and `enclosing_header`), as a block spec."""
+    comment = comment_at(text, cursor, is_comment)
+    if comment is None:
+        return None
+    first, last_end, indent = comment
+    def_indent = enclosing_header(text, first, indent, is_header, passes)
+    if def_indent is None:
+        return None
+    return Found.block(text, first, rstrip_at(text, first, last_end), def_indent, indent)
 
 
 def enclosing_header(
