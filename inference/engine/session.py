@@ -40,9 +40,9 @@ class Session:
         self.kv = kv
         self.rule = rule
         self.lookahead_rule = lookahead_rule(rule)
+        # lookahead: stale-draft tokens proposed per forward (0: off); verify_chunk: the first
+        # chunk of a chunked verify (0: one pass)
         self.shape = shape
-        self.lookahead = shape.lookahead  # max stale-draft tokens proposed per forward (0: off)
-        self.verify_chunk = shape.verify_chunk  # first chunk of a chunked verify (0: one pass)
         self.drafter = drafter  # proposes blocks when the stale draft has nothing to offer
         self.prompt_ids: list[int] = []
         self.draft: list[int] = []
@@ -98,7 +98,7 @@ class Session:
         diverged = kept < len(proposals)
         self._remember(self.draft)
         stale = None
-        if self.lookahead:
+        if self.shape.lookahead:
             stale = StaleDraft(
                 proposals[kept:],
                 history=self.earlier_drafts,
@@ -130,7 +130,7 @@ class Session:
         (`check`) loses none of them.
         """
         context = self.prompt_ids + self.draft[: self.verified]
-        size = self.verify_chunk or len(proposals)
+        size = self.shape.verify_chunk or len(proposals)
         chunk = proposals[:size]
         rows, guesses = yield from self.kv.score(context, chunk, noise)  # [len(chunk) + 1, V]
         done = 0
@@ -167,7 +167,7 @@ class Session:
             state, done = self._append(token, state, stop, cost)
             if done:
                 return
-            proposals = stale.propose(self.draft, self.lookahead) if stale else []
+            proposals = stale.propose(self.draft, self.shape.lookahead) if stale else []
             q, from_drafter = None, False
             if not proposals and block:
                 proposals, q, from_drafter = block, block_q, True

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from lsp_server.benchlsp.library import FILES as MORE_ITERTOOLS_FILES
 from lsp_server.benchlsp.library import first_line, module_outline, neighbours, package_folder
+from lsp_server.spec.text import indent_of
 
 STDLIB_FILES = (
     "textwrap.py", "shutil.py", "difflib.py", "heapq.py", "statistics.py", "fractions.py",
@@ -81,39 +82,38 @@ def _first_block(function: ast.FunctionDef, lines: list[str]) -> tuple[int, int,
     code_from = (body[1].lineno if docstring and len(body) > 1 else body[0].lineno) - 1
     if docstring and len(body) == 1:
         return None
-    def_indent = _indent(lines[function.lineno - 1])
+    def_indent = indent_of(lines[function.lineno - 1])
     index = code_from + 1  # code above the comment
     while index < (function.end_lineno or 0):
         line = lines[index]
-        if not line.lstrip().startswith("#") or _indent(line) <= def_indent:
+        if not line.lstrip().startswith("#") or indent_of(line) <= def_indent:
             index += 1
             continue
-        indent, first = _indent(line), index
+        indent, first = indent_of(line), index
         while index < len(lines) and lines[index].lstrip().startswith("#"):
-            if _indent(lines[index]) != indent:
+            if indent_of(lines[index]) != indent:
                 break
             index += 1
         above = next((line for line in reversed(lines[:first]) if line.strip()), "")
         if _NESTED_DEF.match(above):  # the first line of a nested function: a new function's
             continue
         block = _block_after(lines, index, indent, function.end_lineno or 0)
-        text = " ".join(line.strip().lstrip("#").strip() for line in lines[first:index])
-        if block is not None and _usable(text, lines[index:block]):
-            comment = "\n".join(line.strip().lstrip("#").strip() for line in lines[first:index])
+        comment = "\n".join(line.strip().lstrip("#").strip() for line in lines[first:index])
+        if block is not None and _usable(comment, lines[index:block]):
             return first, index, comment, block
     return None
 
 
 def _block_after(lines: list[str], start: int, indent: int, stop: int) -> int | None:
     """The end (exclusive) of the block starting at `start`, at `indent` or deeper."""
-    if start >= stop or not lines[start].strip() or _indent(lines[start]) != indent:
+    if start >= stop or not lines[start].strip() or indent_of(lines[start]) != indent:
         return None
     end = start
     while end < stop:
         line = lines[end]
-        if not line.strip() or _indent(line) < indent:
+        if not line.strip() or indent_of(line) < indent:
             break
-        if end > start and _indent(line) == indent and line.lstrip().startswith("#"):
+        if end > start and indent_of(line) == indent and line.lstrip().startswith("#"):
             return None  # the next comment would join the typed one: no clear block
         end += 1
     return end
@@ -125,7 +125,3 @@ def _usable(comment: str, block: list[str]) -> bool:
     chars = len("".join(block))
     lines_ok = BLOCK_LINES[0] <= len(block) <= BLOCK_LINES[1]
     return lines_ok and BLOCK_CHARS[0] <= chars <= BLOCK_CHARS[1]
-
-
-def _indent(line: str) -> int:
-    return len(line.expandtabs(4)) - len(line.expandtabs(4).lstrip())
