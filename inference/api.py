@@ -94,6 +94,23 @@ class Completion:
 
 
 @dataclass
+class Rewrite:
+    """A body a person wrote, checked against its function's changed spec (`Engine.rewrite`).
+
+    `text` is the body the spec now asks for: the person's lines the model still accepts, kept
+    as they were, and the model's lines in place of the others. `finish_reason` says why it
+    ended ("length": cut short, not a whole body).
+    """
+
+    text: str
+    finish_reason: FinishReason
+    kept_lines: int  # of the person's lines
+    body_lines: int
+    cost: Cost
+    version: int = 0
+
+
+@dataclass
 class ForwardCounter:
     """Model forwards by phase: drafting while typing, residual after trigger, baseline."""
 

@@ -17,6 +17,11 @@ Numerics = Literal["auto", "invariant", "fast"]  # llama.cpp's kernels (llamacpp
 # The seed does not publish its tau; 0.3 keeps a token the model still finds plausible while
 # rejecting tokens it has clearly moved away from (see docs/engine.md).
 DEFAULT_THRESHOLD = 0.3
+# A line a person wrote stays in a body re-verified against a changed spec while the model gives
+# each of its tokens at least this share of what the spec before the change gave it ...
+RESPEC_RATIO = 0.25
+# ... or, where that spec is not known, this probability (docs/engine.md, "Re-verifying a body").
+RESPEC_THRESHOLD = 0.01
 
 
 class EngineConfig(BaseModel):
@@ -48,6 +53,8 @@ class EngineConfig(BaseModel):
     temperature: float = Field(default=0.8, gt=0.0, le=5.0)
     seed: int = 0
     max_tokens: int = Field(default=256, ge=1, le=8192)
+    respec_threshold: float = Field(default=RESPEC_THRESHOLD, gt=0.0, le=1.0)
+    respec_ratio: float = Field(default=RESPEC_RATIO, gt=0.0, le=1.0)
     stop_strings: tuple[str, ...] = ()
     prompt_format: PromptFormat = "auto"  # auto: the pack's format (packs.py), else FIM or raw
     # the code after the function in FIM and chat prompts; auto: not on a CPU, where each edit

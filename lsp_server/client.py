@@ -45,6 +45,7 @@ class Watch:
     def __init__(self) -> None:
         self.drafts: list[DraftParams] = []
         self.statuses: list[StatusParams] = []
+
         self._waiters: list[tuple[Callable[[Any], bool], asyncio.Future[Any]]] = []
 
     def attach(self, client: Any) -> None:
@@ -164,6 +165,12 @@ class Editor:
         self.client = LanguageClient(name, "0.1.0", protocol_cls=ClientProtocol)
         self.watch = Watch()
         self.watch.attach(self.client)
+        # the newest diagnostics of each document, and when they came (time.perf_counter())
+        self.diagnostics: dict[str, tuple[float, list[types.Diagnostic]]] = {}
+
+        @self.client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+        def on_diagnostics(params: types.PublishDiagnosticsParams) -> None:
+            self.diagnostics[params.uri] = (time.perf_counter(), list(params.diagnostics))
         self._drain: asyncio.Future[None] | None = None
 
     async def start(self, settings: dict[str, Any]) -> StatusParams:

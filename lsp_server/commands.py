@@ -59,9 +59,10 @@ def register(commands: argparse._SubParsersAction) -> None:
     bench.add_argument("--sessions-file", type=Path, help="JSONL of sessions instead")
     bench.add_argument(
         "--kind",
-        choices=("docstring", "comment"),
+        choices=("docstring", "comment", "respec"),
         default="docstring",
-        help="the built-in sessions: a new function's spec, or a comment typed in a body",
+        help="the built-in sessions: a new function's spec, a comment typed in a body, or a "
+        "sentence added to the docstring of a function that has a body (edit to offer)",
     )
     bench.add_argument("--write-sessions", type=Path, help="write the sessions as JSONL and stop")
     bench.add_argument("--cps", type=_numbers(float), default=(12.0, 6.0),
@@ -157,6 +158,9 @@ def _bench_lsp(args: argparse.Namespace) -> int:
     from lsp_server.benchlsp.bench import BenchOptions, run_bench
     from lsp_server.benchlsp.sessions import default_sessions, write_sessions
 
+    if args.write_sessions and args.kind == "respec":
+        print("prewrite bench-lsp: --write-sessions has no respec kind", file=sys.stderr)
+        return 2
     if args.write_sessions:
         write_sessions(default_sessions(args.sessions, args.kind), args.write_sessions)
         print(f"wrote {args.sessions} sessions to {args.write_sessions}")

@@ -115,6 +115,16 @@ class Settings(BaseModel):
     temperature: float = _engine("temperature", "Sampling temperature under 'sample'.")
     seed: int = _engine("seed", "Random seed under 'sample'.")
     max_tokens: int = _engine("max_tokens", "Most tokens in one answer.")
+    respec_ratio: float = _engine(
+        "respec_ratio",
+        "respec: a line of a body stays while the changed docstring gives each of its tokens "
+        "at least this share of the probability the docstring before the change gave it.",
+    )
+    respec_threshold: float = _engine(
+        "respec_threshold",
+        "respec: the probability each token needs instead where the docstring before the "
+        "change is not known.",
+    )
     prompt_format: PromptFormat = _engine(
         "prompt_format",
         "Prompt format: auto (FIM when the prompt has code below and the model has it; else "
@@ -160,6 +170,17 @@ class Settings(BaseModel):
         default="auto",
         description="Run the docstring's >>> examples against each verified draft in a "
         "bubblewrap sandbox: auto (where the sandbox works) or off.",
+    )
+    respec: bool = Field(
+        default=True,
+        description="After a changed docstring or leading comment of a function that has a "
+        "body: re-verify the body and offer the lines that change (a code action and a Hint).",
+    )
+    respec_idle_ms: int = Field(
+        default=800,
+        ge=0,
+        le=60_000,
+        description="Pause (ms) after a spec change before its body is re-verified (respec).",
     )
     prefix_chars: int = Field(
         default=8000, ge=100, le=1_000_000, description="Most characters of code before the body."

@@ -72,7 +72,7 @@ def inline_list(document: TextDocument | None, edit: Edit | None) -> types.Inlin
     """The answer as one inline completion item with the range it replaces."""
     if document is None or edit is None:
         return types.InlineCompletionList(items=[])
-    item = types.InlineCompletionItem(insert_text=edit.text, range=_range(document, edit))
+    item = types.InlineCompletionItem(insert_text=edit.text, range=edit_range(document, edit))
     return types.InlineCompletionList(items=[item])
 
 
@@ -92,7 +92,7 @@ def completion_list(
         insert_text_format=(
             types.InsertTextFormat.Snippet if snippets else types.InsertTextFormat.PlainText
         ),
-        text_edit=types.TextEdit(range=_range(document, edit), new_text=text),
+        text_edit=types.TextEdit(range=edit_range(document, edit), new_text=text),
     )
     return types.CompletionList(is_incomplete=False, items=[item])
 
@@ -186,5 +186,5 @@ def settings_section(settings: Any, section: str) -> Any:
     return None
 
 
-def _range(document: TextDocument, edit: Edit) -> types.Range:
+def edit_range(document: TextDocument, edit: Edit) -> types.Range:
     return types.Range(start=position_at(document, edit.start), end=position_at(document, edit.end))

@@ -57,6 +57,7 @@ class Document:
     submitted: Request | None = None  # the newest request handed to drafting
     tag: Any = None  # the server's label for it at the newest version with that request
     preview: str = ""  # the newest draft text, shown while the next one is written
+    text: str | None = None  # the text after the last edit: the one before the next
     triggers: deque[Trigger] = field(default_factory=lambda: deque(maxlen=TRIGGERS_KEPT))
 
     def edited(self, length: int, first_start: int | None, version: int | None = None) -> bool:

@@ -52,12 +52,14 @@ class Drafting(UsesContext):
         self.examples_unavailable: Callable[[str], None] = lambda why: None  # the service's
 
     def changed(
-        self, uri: str, version: int, changes: Sequence[types.TextDocumentContentChangeEvent]
+        self,
+        doc: Document,
+        document: TextDocument,
+        version: int,
+        changes: Sequence[types.TextDocumentContentChangeEvent],
     ) -> None:
         """After pygls applied a didChange: find the spec, hand a new request to the worker."""
-        doc, document = self.documents.get(uri), self.document(uri)
-        if doc is None or document is None:
-            return
+        uri = doc.uri
         point, first_start = convert.edit_point(document, changes)
         if not doc.edited(len(document.source), first_start, version):
             message = f"prewrite: {uri}: a didChange's version went back; edits apply in order"

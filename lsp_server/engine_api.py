@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
-from inference.api import CacheUse, Completion, Request, Update
+from inference.api import CacheUse, Completion, Request, Rewrite, Update
 
 if TYPE_CHECKING:
     from inference.runtimes.base import RuntimeInfo
@@ -49,6 +49,18 @@ class DraftEngine(Protocol):
 
     def finalize(self, session_id: str, request: Request, version: int = 0) -> Completion:
         """Finish the answer for exactly `request` now."""
+        ...
+
+    def rewrite(
+        self,
+        session_id: str,
+        request: Request,
+        body: str,
+        version: int = 0,
+        before: Request | None = None,
+    ) -> Rewrite:
+        """The body a function's changed spec (`request`; `before`: as it was) asks for, from
+        the person's `body`."""
         ...
 
     def generate(self, request: Request, *, cached_by: str | None = None) -> Completion:

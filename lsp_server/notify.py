@@ -56,6 +56,11 @@ class Notifier:
         """prewrite/status."""
         self.server.protocol.notify(STATUS, convert.status_params(state, model, message))
 
+    def diagnostics(self, uri: str, version: int | None, items: list[types.Diagnostic]) -> None:
+        """textDocument/publishDiagnostics: prewrite's diagnostics of a document (all of them)."""
+        params = types.PublishDiagnosticsParams(uri=uri, diagnostics=items, version=version)
+        self.server.text_document_publish_diagnostics(params)
+
     def draft(self, params: DraftParams) -> None:
         """prewrite/draft."""
         self.server.protocol.notify(DRAFT, params)

@@ -17,6 +17,10 @@ the body): its trigger may come any moment. Of those, a written spec goes before
 the one written (or quiet) longest runs alone until it is done; the drafts of documents still
 being typed, which the next word makes stale, stop and wait, and an editor's request while
 typing does not stop a paused document's draft.
+
+Last come re-verifications of bodies against changed specs (`respec`): one per document, the
+newest, run only while no other job waits; the worker stops a running one when other work
+comes (it runs again afterwards) and drops a document's at its next edit.
 """
 
 from __future__ import annotations
@@ -38,7 +42,7 @@ OVERDUE_S = 0.25
 # A document this long without an edit is paused: its draft is the next answer someone asks
 # for (the typing benchmark's keys come 0.05-0.3 s apart within a word).
 PAUSED_S = 0.25
-JobKind = Literal["load", "draft", "finalize", "plain", "close", "stop"]
+JobKind = Literal["load", "draft", "finalize", "plain", "close", "stop", "respec"]
 Stop = tuple[str, int]  # (document, ticket): the document's work with an older ticket stops
 
 
@@ -57,6 +61,9 @@ class Job:
     waiters: list[asyncio.Future[Any]] = field(default_factory=list)  # triggers on a draft
     waited_since: float = 0.0  # when its first waiter came (time.monotonic)
     stopping: bool = False  # superseded by the scheduler; its work ends at the next forward
+    body: str = ""  # a respec's: the body a person wrote, checked against `request`
+    before: Request | None = None  # a respec's: the request before the spec changed
+    again: bool = False  # a respec stopped for other work: it queues again when it ends
 
     def wait(self, future: asyncio.Future[Any], now: float) -> None:
         """A trigger waits for this job."""
@@ -106,6 +113,7 @@ class Schedule:
     def __init__(self) -> None:
         self.urgent: deque[Job] = deque()
         self.drafts: dict[str, Job] = {}  # newest pending draft per document, oldest first
+        self.respecs: dict[str, Job] = {}  # newest pending respec per document, oldest first
         self.running: list[Job] = []  # one urgent job, or the drafts running together
         self.typing = Typing()
         self.counts: Counter[str] = Counter()  # what became of draft jobs (see `Worker.stats`)
@@ -118,7 +126,7 @@ class Schedule:
     @property
     def empty(self) -> bool:
         """True when no job waits."""
-        return not self.urgent and not self.drafts
+        return not self.urgent and not self.drafts and not self.respecs
 
     def pending(self) -> int:
         """Draft jobs not ended: waiting or running."""
@@ -160,9 +168,10 @@ class Schedule:
 
     def stop(self) -> list[Job]:
         """The worker stops: the stop job goes first, the jobs waiting are dropped (returned)."""
-        dropped = [*self.urgent, *self.drafts.values()]
+        dropped = [*self.urgent, *self.drafts.values(), *self.respecs.values()]
         self.urgent.clear()
         self.drafts.clear()
+        self.respecs.clear()
         self.urgent.appendleft(Job("stop", 0))
         return dropped
 
@@ -227,6 +236,17 @@ class Schedule:
             self.drafts[job.doc].ticket = ticket
         return job.doc, ticket
 
+    def submit_respec(self, job: Job) -> Job | None:
+        """A document's newest respec replaces its pending one (returned: its caller's answer
+        is stale)."""
+        old = self.respecs.pop(job.doc, None)
+        self.respecs[job.doc] = job
+        return old
+
+    def running_respec(self, doc: str | None = None) -> Job | None:
+        """The respec running now: of `doc`, or of any document."""
+        return next((j for j in self.running if j.kind == "respec" and doc in (None, j.doc)), None)
+
     # -- the policy -------------------------------------------------------------------------
 
     def paused(self, job: Job, now: float) -> bool:
@@ -248,7 +268,7 @@ class Schedule:
     def next(self, now: float) -> Job:
         """The next job, now running (others may join it: `joining`): urgent jobs in order, but
         among drafts the one a person has waited for longest (`leader`) goes first; else the
-        oldest pending draft. Only when a job waits (not `empty`)."""
+        oldest pending draft; else the oldest respec. Only when a job waits (not `empty`)."""
         head = self.urgent[0] if self.urgent else None
         leader = None
         if head is None or head.kind == "draft":
@@ -258,8 +278,10 @@ class Schedule:
             job = leader
         elif head is not None:
             job = self.urgent.popleft()
-        else:
+        elif self.drafts:
             job = self.drafts.pop(next(iter(self.drafts)))
+        else:
+            job = self.respecs.pop(next(iter(self.respecs)))
         self.running = [job]
         return job
 

@@ -132,11 +132,18 @@ def did_open(ls: PrewriteServer, params: types.DidOpenTextDocumentParams) -> Non
 
 def did_change(ls: PrewriteServer, params: types.DidChangeTextDocumentParams) -> None:
     document = params.text_document
-    ls.service.drafting.changed(document.uri, document.version, params.content_changes)
+    ls.service.changed(document.uri, document.version, params.content_changes)
 
 
 def did_close(ls: PrewriteServer, params: types.DidCloseTextDocumentParams) -> None:
     ls.service.closed(params.text_document.uri)
+
+
+@answering
+async def code_action(
+    ls: PrewriteServer, params: types.CodeActionParams
+) -> list[types.CodeAction]:
+    return ls.service.code_actions(params)
 
 
 @answering
@@ -182,6 +189,11 @@ def create_server() -> PrewriteServer:
         (types.TEXT_DOCUMENT_DID_CLOSE, did_close, None),
         (types.TEXT_DOCUMENT_INLINE_COMPLETION, inline_completion, types.InlineCompletionOptions()),
         (types.TEXT_DOCUMENT_COMPLETION, completion, types.CompletionOptions()),
+        (
+            types.TEXT_DOCUMENT_CODE_ACTION,
+            code_action,
+            types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
+        ),
         (PLAIN_COMPLETION, plain_completion, None),
         (types.SHUTDOWN, shutdown, None),
     ]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
@@ -24,6 +25,7 @@ from lsp_server.documents import Documents
 from lsp_server.drafting import Drafting
 from lsp_server.errors import SettingsError
 from lsp_server.notify import Notifier
+from lsp_server.respecs import Respecs
 from lsp_server.trace import Trace, read_workspace_settings
 from lsp_server.wire import ServerState
 from lsp_server.worker import Worker
@@ -51,6 +53,7 @@ class Service:
             self.active,
         )  # fmt: skip
         self.drafting = Drafting(context)
+        self.respecs = Respecs(context)
         self.drafting.examples_unavailable = self._examples_unavailable
         self.answers = Answers(context, self.drafting, self.trace, self._snippets)
 
@@ -131,6 +134,7 @@ class Service:
     def shutdown(self) -> None:
         """Stop model work; the process exits on `exit`."""
         self.drafting.forget()
+        self.respecs.forget()
         if self._worker is not None:
             self._worker.stop()
 
@@ -194,11 +198,33 @@ class Service:
 
     def opened(self, item: types.TextDocumentItem) -> None:
         """didOpen: track the document (drafting starts with the first edit)."""
-        self.documents.open(item.uri, item.language_id, len(item.text), item.version)
+        doc = self.documents.open(item.uri, item.language_id, len(item.text), item.version)
+        document = self.document(item.uri)
+        doc.text = document.source if document is not None else item.text
+
+    def changed(
+        self, uri: str, version: int, changes: Sequence[types.TextDocumentContentChangeEvent]
+    ) -> None:
+        """didChange, after pygls applied it: drafting, and a changed spec's re-verification."""
+        doc, document = self.documents.get(uri), self.document(uri)
+        if doc is None or document is None:
+            return
+        previous, doc.text = doc.text, document.source
+        point, first_start = convert.edit_point(document, changes)
+        self.drafting.changed(doc, document, version, changes)
+        self.respecs.changed(doc, document, previous, point, first_start)
+
+    def code_actions(self, params: types.CodeActionParams) -> list[types.CodeAction]:
+        """textDocument/codeAction: the offer of a re-verified body, where asked."""
+        only = params.context.only
+        if only and not any(types.CodeActionKind.QuickFix.startswith(kind) for kind in only):
+            return []
+        return self.respecs.code_actions(params.text_document.uri, params.range)
 
     def closed(self, uri: str) -> None:
         """didClose: forget the document and its engine session."""
         self.drafting.forget(uri)
+        self.respecs.forget(uri)
         self.documents.close(uri)
         if self._worker is not None:
             self._worker.close(uri)
@@ -219,6 +245,7 @@ class Service:
             "forwards": {"drafting": 0, "residual": 0, "baseline": 0, **worker.forwards()},
             "busySeconds": worker.busy(),
             "drafts": worker.stats(),
+            "respecs": {**worker.respec_stats(), "offered": self.respecs.offered},
             "memory": worker.memory(),
             "examples": self.drafting.examples.stats(),
             "documents": [

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from inference.api import Completion, Request, Update
+from inference.api import Completion, Request, Rewrite, Update
 from inference.config import EngineConfig
 from inference.errors import PrewriteError, Superseded
 from lsp_server.engine_api import DraftEngine
@@ -36,6 +36,14 @@ if TYPE_CHECKING:
     from inference.runtimes.base import RuntimeInfo
 
 EventStatus = Literal["regenerating", "accepted", "verified", "failed"]
+
+
+RESPEC_COUNTS = ("submitted", "processed", "dropped", "failed")
+
+
+def respec_session(doc: str) -> str:
+    """The engine session a document's respecs run in (its drafts run in `doc`'s)."""
+    return f"{doc}\x00respec"
 
 
 @dataclass(frozen=True)
@@ -128,6 +136,14 @@ class Worker:
                 busy[kind] += time.perf_counter() - began
         return {kind: round(seconds, 3) for kind, seconds in busy.items()}
 
+    def respec_stats(self) -> dict[str, int]:
+        """Respec job counts: submitted = processed + dropped + failed + pending."""
+        with self._cond:
+            counts = {key: self._schedule.counts[f"respec_{key}"] for key in RESPEC_COUNTS}
+            running = self._schedule.running_respec() is not None
+            counts["pending"] = len(self._schedule.respecs) + running
+        return counts
+
     def stats(self) -> dict[str, int]:
         """Draft job counts: submitted = processed + superseded + dropped + failed + pending."""
         keys = ("submitted", "processed", "superseded", "dropped", "failed")
@@ -159,6 +175,7 @@ class Worker:
         with self._cond:
             ticket = self._schedule.ticket()
             job = Job("draft", ticket, doc, request, tag, min_forwards=min_forwards)
+            self._yield_respec()
             for stale in self._schedule.submit(job):
                 self._fail(stale.waiters, Superseded("the document changed"))
             self._supersede(doc, ticket, soft=True)
@@ -217,6 +234,7 @@ class Worker:
             ticket = self._schedule.ticket()
             self._schedule.drop_pending(doc)  # the trigger covers it
             job = Job("finalize", ticket, doc, request, tag, future=future)
+            self._yield_respec()
             self._supersede(doc, ticket)
             self._stop(self._schedule.preempt(doc, time.monotonic()))
         future.add_done_callback(lambda f: self._abandoned(job, resume) if f.cancelled() else None)
@@ -229,12 +247,55 @@ class Worker:
         a server with a prompt cache would (its draft is neither used nor touched).
         """
         with self._cond:
+            self._yield_respec()
             self._stop(self._schedule.preempt(None, time.monotonic()))
         job = Job("plain", 0, doc, request=request, future=self._loop.create_future())
         return self._urgent_job(job)
 
+    def respec(
+        self, doc: str, request: Request, body: str, before: Request | None = None
+    ) -> asyncio.Future[Rewrite]:
+        """Check the document's function `body` against its changed spec (`request`; `before`:
+        as it was), once no other work waits; it replaces the document's pending respec (whose
+        caller gets `Superseded`), and the document's next edit drops it (`drop_respec`)."""
+        future: asyncio.Future[Rewrite] = self._loop.create_future()
+        with self._cond:
+            ticket = self._schedule.ticket()
+            job = Job("respec", ticket, doc, request, future=future, body=body, before=before)
+            old = self._schedule.submit_respec(job)
+            self._schedule.counts["respec_submitted"] += 1
+            if old is not None:
+                self._schedule.counts["respec_dropped"] += 1
+                self._fail([old.future] if old.future else [], Superseded("a newer respec"))
+            self._drop_running_respec(doc)
+            self._cond.notify()
+        return future
+
+    def drop_respec(self, doc: str) -> None:
+        """The document changed: its respec, pending or running, is dropped."""
+        with self._cond:
+            old = self._schedule.respecs.pop(doc, None)
+            if old is not None and old.future is not None:
+                self._schedule.counts["respec_dropped"] += 1
+                self._fail([old.future], Superseded("the document changed"))
+            self._drop_running_respec(doc)
+
+    def _drop_running_respec(self, doc: str) -> None:
+        running = self._schedule.running_respec(doc)
+        if running is not None:
+            running.again = False
+            self._supersede(respec_session(doc), self._schedule.ticket())
+
+    def _yield_respec(self) -> None:
+        """Other work came: a running respec stops at its next forward and queues again."""
+        running = self._schedule.running_respec()
+        if running is not None and not running.stopping:
+            running.stopping = running.again = True
+            self._supersede(respec_session(running.doc), self._schedule.ticket())
+
     def close(self, doc: str) -> None:
         """Forget a document: its pending draft, its answer and its engine session."""
+        self.drop_respec(doc)
         with self._cond:
             for stale in self._schedule.forget(doc):
                 self._fail(stale.waiters, Superseded("the document changed"))
@@ -436,10 +497,15 @@ class Worker:
         if engine is None:
             raise NotReadyError("no model is loaded")
         if job.kind == "close":
-            engine.close(job.doc)
-            self._open.discard(job.doc)
+            for session in (job.doc, respec_session(job.doc)):
+                engine.close(session)
+                self._open.discard(session)
             return None
         assert job.request is not None
+        if job.kind == "respec":
+            session = respec_session(job.doc)
+            self._open_session(engine, session)
+            return engine.rewrite(session, job.request, job.body, job.ticket, job.before)
         if job.kind == "plain":
             cached_by = job.doc if job.doc in self._open else None
             return engine.generate(job.request, cached_by=cached_by)
@@ -459,6 +525,9 @@ class Worker:
             self._waiting.forget()
 
     def _done(self, job: Job, result: Any) -> None:
+        if job.kind == "respec":
+            with self._cond:
+                self._schedule.counts["respec_processed"] += 1
         if job.kind == "load":
             with self._cond:
                 self._loading -= 1
@@ -477,6 +546,16 @@ class Worker:
             self._settle(waiter, result=result)
 
     def _superseded(self, job: Job, exc: Superseded) -> None:
+        if job.kind == "respec" and job.again:  # stopped for other work: it runs again later
+            with self._cond:
+                if job.doc not in self._schedule.respecs:
+                    job.ticket, job.stopping, job.again = self._schedule.ticket(), False, False
+                    self._schedule.respecs[job.doc] = job
+                    self._cond.notify()
+                    return
+        if job.kind == "respec":
+            with self._cond:
+                self._schedule.counts["respec_dropped"] += 1
         self._fail(job.waiters, exc)  # a newer version came: the trigger's answer is stale
         if job.kind != "draft":
             if job.future is not None:
@@ -494,6 +573,9 @@ class Worker:
         self._emit(DraftEvent(job.doc, job.tag, "accepted", partial))
 
     def _failed(self, job: Job, exc: Exception) -> None:
+        if job.kind == "respec":
+            with self._cond:
+                self._schedule.counts["respec_failed"] += 1
         self._fail(job.waiters, exc)
         if job.kind == "draft" and job.request is not None:
             with self._cond:

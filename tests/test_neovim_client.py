@@ -180,3 +180,19 @@ def test_readme_settings_table_matches_the_server_schema() -> None:
     assert table.section(readme) == table.render(settings_schema()), (
         f"run `.venv/bin/python {script.relative_to(ROOT)}` to regenerate the table"
     )
+
+
+@pytest.mark.real_model
+def test_a_changed_docstring_updates_the_body_through_a_code_action(
+    nvim: str, code_model_name: str, tmp_path: Path
+) -> None:
+    """The Hint after a sentence is added to a docstring, prewrite's code action through
+    `vim.lsp.buf.code_action()`, the body updated with the person's lines kept."""
+    env, _ = scenario_env(tmp_path, "smollm2-135m")
+    source = tmp_path / "chunks.py"
+    shutil.copy(TEST_DATA / "chunks.py", source)
+    env.update({"PREWRITE_FILE": str(source), "PREWRITE_MODEL": code_model_name})
+    report = run_script(nvim, "respec.lua", tmp_path, env, timeout=450)
+    data = report["data"]
+    print(json.dumps({key: data.get(key) for key in ("nvim", "hint", "title")}))
+    assert data["title"] == "prewrite: update the body to the docstring"

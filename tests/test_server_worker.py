@@ -12,13 +12,13 @@ from collections.abc import Callable, Sequence
 
 import pytest
 
-from inference.api import CacheUse, Completion, Cost, ForwardCounter, Request, Update
+from inference.api import CacheUse, Completion, Cost, ForwardCounter, Request, Rewrite, Update
 from inference.config import EngineConfig
 from inference.errors import ContextOverflowError, ModelNotFoundError, Superseded
 from inference.runtimes.base import RuntimeInfo
 from lsp_server.engine_api import DraftEngine
 from lsp_server.scheduling import OVERDUE_S, PAUSED_S
-from lsp_server.worker import DraftEvent, Worker
+from lsp_server.worker import DraftEvent, Worker, respec_session
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -115,6 +115,12 @@ class GatedEngine:
 
     def draft_of(self, sid: str, request: Request) -> Completion:
         return Completion("partial", [], "unfinished", Cost())
+
+    def rewrite(
+        self, sid: str, request: Request, body: str, version: int = 0, before: Request | None = None
+    ) -> Rewrite:
+        answer = self._sync("rewrite", sid, request, version, "respec")
+        return Rewrite(body + answer.text, "stop", 0, body.count("\n"), answer.cost, version)
 
     def _sync(self, kind: str, sid: str, request: Request, version: int, phase: str,
               min_forwards: int = 0) -> Completion:  # fmt: skip
@@ -672,3 +678,66 @@ async def test_editing_a_written_spec_again_makes_it_a_spec_being_typed(harness)
     assert (await typing).text == "B1"
     assert (await harness.event("a", "verified", 1)).completion.text == "A1"
     assert [c[1] for c in harness.engine.calls] == ["a", "b", "a"]  # a yielded like any typing
+
+
+# -- respecs: the lowest priority, dropped at the document's next edit ----------------------
+
+
+async def test_a_respec_waits_for_the_drafts(harness):
+    harness.engine.gate.clear()
+    harness.worker.draft("a", request("a1"), 1)
+    await harness.wait_in_forward()
+    rewrite = harness.worker.respec("b", request("spec"), "body\n")
+    harness.worker.draft("c", request("c1"), 1)
+    harness.engine.gate.set()
+
+    assert (await rewrite).text == "body\nSPEC"
+    kinds = [(kind, sid) for kind, sid, _ in harness.engine.calls]
+    assert kinds == [("update", "a"), ("update", "c"), ("rewrite", respec_session("b"))]
+
+
+async def test_other_work_stops_a_running_respec_which_runs_again_after_it(harness):
+    harness.engine.gate.clear()
+    rewrite = harness.worker.respec("b", request("spec"), "body\n")
+    await harness.wait_in_forward()
+    answer = harness.worker.finalize("a", request("a1"), 1)
+    harness.engine.gate.set()
+
+    assert (await answer).text == "A1"
+    assert (await rewrite).text == "body\nSPEC"
+    kinds = [kind for kind, _, _ in harness.engine.calls]
+    assert kinds == ["rewrite", "finalize", "rewrite"]
+
+
+async def test_an_edit_drops_the_documents_respec_running_or_pending(harness):
+    harness.engine.gate.clear()
+    running = harness.worker.respec("b", request("spec"), "body\n")
+    await harness.wait_in_forward()
+    harness.worker.drop_respec("b")
+    harness.engine.gate.set()
+    with pytest.raises(Superseded):
+        await running
+
+    harness.engine.gate.clear()
+    harness.worker.draft("a", request("a1"), 1)
+    await harness.wait_in_forward()
+    pending = harness.worker.respec("c", request("spec"), "body\n")
+    harness.worker.drop_respec("c")
+    harness.engine.gate.set()
+    with pytest.raises(Superseded):
+        await pending
+    await harness.event("a", "verified", 1)
+    assert [kind for kind, _, _ in harness.engine.calls] == ["rewrite", "update"]
+
+
+async def test_a_newer_respec_of_a_document_replaces_its_pending_one(harness):
+    harness.engine.gate.clear()
+    harness.worker.draft("a", request("a1"), 1)
+    await harness.wait_in_forward()
+    older = harness.worker.respec("b", request("old"), "body\n")
+    newer = harness.worker.respec("b", request("new"), "body\n")
+    harness.engine.gate.set()
+
+    with pytest.raises(Superseded):
+        await older
+    assert (await newer).text == "body\nNEW"

@@ -14,7 +14,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from lsp_server.documents import Document
-from lsp_server.spec import Edit, answer_edit, find_spec, language_of, without_lines_below
+from lsp_server.spec import (
+    Edit,
+    answer_edit,
+    find_respec,
+    find_spec,
+    language_of,
+    without_lines_below,
+)
+from lsp_server.spec.changes import body_edits, code_edits, lines_touched
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -444,3 +452,96 @@ def test_a_spec_is_written_once_it_is_closed_and_the_user_is_past_it(text, writt
     text = text.replace(CURSOR, "")
     spec = find_spec(text, cursor, "brace" if text.startswith("function") else "python")
     assert spec is not None and spec.written_at(cursor) == written
+
+
+RESPEC_PY = '''import math
+
+
+def area(radius):
+    """The area of a circle.
+
+    Raise ValueError when radius is negative.
+    """
+    return math.pi * radius ** 2
+
+
+def other():
+    pass
+'''
+
+
+def test_a_closed_docstring_of_a_function_with_a_body_is_a_respec():
+    cursor = RESPEC_PY.index("negative.") + len("negative.")
+    respec = find_respec(RESPEC_PY, cursor, "python")
+    assert respec is not None
+    spec = respec.spec(RESPEC_PY).strip()
+    assert spec.startswith('"""The area') and spec.endswith('"""')
+    assert respec.body(RESPEC_PY) == "    return math.pi * radius ** 2\n"
+    assert respec.request.text.endswith('negative.\n    """\n')
+    assert respec.request.suffix.lstrip().startswith("def other():")
+    assert find_spec(RESPEC_PY, cursor, "python") is None  # drafting has nothing to write here
+
+
+@pytest.mark.parametrize(
+    "where", ["return math.pi", "def other", "import math", "def area"], ids=str
+)
+def test_outside_the_spec_there_is_no_respec(where):
+    assert find_respec(RESPEC_PY, RESPEC_PY.index(where) + 2, "python") is None
+
+
+def test_a_function_without_a_body_and_an_unclosed_docstring_are_no_respec():
+    empty = 'def f(x):\n    """Double x."""\n\n\ndef g():\n    pass\n'
+    assert find_respec(empty, empty.index("Double") + 3, "python") is None
+    unclosed = 'def f(x):\n    """Double x.\n    return 2 * x\n'
+    assert find_respec(unclosed, unclosed.index("Double") + 3, "python") is None
+
+
+def test_a_brace_comment_above_a_function_with_a_body_is_a_respec():
+    text = (
+        "/** Sum of xs. Throws on an empty array. */\n"
+        "function sum(xs: number[]): number {\n"
+        "  return xs.reduce((a, b) => a + b, 0);\n"
+        "}\n"
+        "\n"
+        "const y = 1;\n"
+    )
+    respec = find_respec(text, text.index("Throws") + 3, "brace")
+    assert respec is not None
+    assert respec.body(text) == "  return xs.reduce((a, b) => a + b, 0);\n}\n"
+    assert respec.request.text.endswith("function sum(xs: number[]): number {\n")
+    assert respec.request.suffix.strip() == "const y = 1;"
+
+
+@pytest.mark.parametrize(
+    "body, rewritten, edits",
+    [
+        ("a\nb\n", "a\nb\n", []),
+        ("a\nb\n", "a  \nb\n", []),  # trailing spaces aside
+        ("a\nb\n", "x\na\nb\n", [(0, 0, "x\n")]),
+        ("a\nb\nc\n", "a\nB\nc\n", [(2, 4, "B\n")]),
+        ("a\nb\nc\n", "a\nc\n", [(2, 4, "")]),
+        ("a\n}", "a\nb\n}", [(2, 2, "b\n")]),  # a brace body's last line has no newline
+    ],
+)
+def test_body_edits_replace_only_the_lines_that_change(body, rewritten, edits):
+    found = body_edits(body, rewritten, 0)
+    assert [(e.start, e.end, e.text) for e in found] == edits
+    result = body
+    for edit in reversed(found):
+        result = result[: edit.start] + edit.text + result[edit.end :]
+    assert [line.rstrip() for line in result.splitlines()] == [
+        line.rstrip() for line in rewritten.splitlines()
+    ]
+    assert lines_touched(body, found, 0) == sum(body[e.start : e.end].count("\n") for e in found)
+
+
+def test_an_offer_of_comments_only_changes_nothing_the_body_does():
+    body = "    x = 1\n    return x\n"
+    only_comments = body_edits(body, "    # check x\n    x = 1\n    return x\n", 0)
+    assert only_comments and code_edits(only_comments, "python") == []
+    code = body_edits(body, "    # check x\n    assert x\n    x = 1\n    return x\n", 0)
+    assert code_edits(code, "python") == code
+    replaced = body_edits(body, "    x = 2  # two\n    return x\n", 0)
+    assert code_edits(replaced, "python") == replaced
+    brace = body_edits("  return 1;\n}\n", "  // one\n  return 1;\n}\n", 0)
+    assert code_edits(brace, "brace") == []

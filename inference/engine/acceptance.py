@@ -13,6 +13,16 @@ from typing import Protocol
 import torch
 
 
+def token_probabilities(rows: torch.Tensor, tokens: Sequence[int]) -> list[float]:
+    """The probability the model gives each of `tokens`: row i's softmax at tokens[i]."""
+    if not tokens:
+        return []
+    logits = rows[: len(tokens)].float()  # [n, V]
+    index = torch.tensor(list(tokens), device=rows.device)[:, None]
+    chosen = logits.gather(1, index)[:, 0]  # [n]
+    return torch.exp(chosen - torch.logsumexp(logits, dim=-1)).tolist()  # type: ignore[no-any-return]
+
+
 class AcceptanceRule(Protocol):
     """What the session needs from a rule."""
 
@@ -78,9 +88,7 @@ class ThresholdRule(ExactRule):
         n = len(proposals)
         if n == 0:
             return 0, self.choose(rows[0])
-        probs = torch.softmax(rows[:n], dim=-1)  # [n, V]
-        index = torch.tensor(list(proposals), device=rows.device)[:, None]
-        p_draft = probs.gather(1, index)[:, 0].tolist()  # [n]
+        p_draft = token_probabilities(rows, proposals)
         kept = 0
         while kept < n and p_draft[kept] >= self.tau:
             kept += 1

@@ -4,25 +4,37 @@ from __future__ import annotations
 
 import functools
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from typing import TypeVar
 
-from inference.api import CacheUse, Completion, Cost, FinishReason, ForwardCounter, Request, Update
+from inference.api import (
+    CacheUse,
+    Completion,
+    Cost,
+    FinishReason,
+    ForwardCounter,
+    Request,
+    Rewrite,
+    Update,
+)
 from inference.config import EngineConfig
 from inference.engine.acceptance import make_rule
 from inference.engine.kvcache import KVState, Steps, run_alone, run_together
 from inference.engine.memory import MemoryBudget, default_budget_mib
 from inference.engine.prompting import Prompt, PromptBuilder, extract_body
+from inference.engine.realign import Contrast, realign
 from inference.engine.session import Session
 from inference.engine.stopping import StopRule
-from inference.errors import ContextOverflowError, Superseded, UnknownSessionError
+from inference.errors import ContextOverflowError, RequestError, Superseded, UnknownSessionError
 from inference.packs import PACKS
 from inference.runtimes import load_runtime
 from inference.runtimes.base import Runtime, RuntimeInfo, ShapeHints
 
 DRAFTING, RESIDUAL, BASELINE, WARMUP = "drafting", "residual", "baseline", "warmup"
+RESPEC = "respec"  # re-verifying bodies against changed specs
 T = TypeVar("T")
 
 
@@ -91,7 +103,7 @@ class Engine:
         """Start a session (re-opening one resets it)."""
         old = self._sessions.pop(session_id, None)
         if old is not None:
-            old.kv.close()
+            old.close()
         self._sessions[session_id] = self._new_session(self.shape.lookahead, drafting=True)
         self.memory.touch(session_id)
         with self._lock:
@@ -101,7 +113,7 @@ class Engine:
         """Forget a session and free its cache."""
         session = self._sessions.pop(session_id, None)
         if session is not None:
-            session.kv.close()
+            session.close()
         self.memory.forget(session_id)
         with self._lock:
             self._latest.pop(session_id, None)
@@ -192,6 +204,58 @@ class Engine:
     def finalize(self, session_id: str, request: Request, version: int = 0) -> Completion:
         """The user triggered: finish the answer for exactly this request; cost is residual."""
         return self._sync(session_id, request, version, RESIDUAL)
+
+    def rewrite(
+        self,
+        session_id: str,
+        request: Request,
+        body: str,
+        version: int = 0,
+        before: Request | None = None,
+    ) -> Rewrite:
+        """The body `request` (a function's changed spec) asks for, from the `body` a person
+        wrote: the lines the change does not make unlikely stay, the others are rewritten
+        greedily (realign.py). `before` is the request as it was before the spec changed: a
+        token stays while the new spec gives it `respec_ratio` of what the old one gives it
+        (without it, while it has `respec_threshold`); the old spec is scored in a second
+        cache of the session. A `supersede` of a newer version stops the work at its next
+        forward."""
+        session = self._session(session_id)
+        prompt = self.prompt(request)
+        old = self.prompt(before) if before is not None else None
+        if prompt.whole_function:
+            raise RequestError("re-verifying a body needs a raw or fill-in-the-middle prompt")
+        texts = body_lines(body)
+        tokenize = self.runtime.tokenizer
+        lines = [tokenize(text, add_special_tokens=False)["input_ids"] for text in texts]
+        stop = self.stop_rule(prompt, extra=sum(map(len, lines)))
+        check = self._checker(session_id, version, 0)
+        self.memory.touch(session_id)
+        if old is not None and session.contrast is None:
+            self.memory.fit(self._sessions, keep={session_id})
+            session.contrast = KVState(self.runtime.open_sequence())
+        caches = [session.kv, *([session.contrast] if session.contrast else [])]
+        forwards, start = sum(kv.forwards for kv in caches), time.perf_counter()
+        config = self.config
+        rule = Contrast(session.contrast if old else None, old.ids if old else [],
+                        config.respec_ratio, config.respec_threshold)  # fmt: skip
+        try:
+            with self._in_phase(RESPEC):
+                steps = realign(session.kv, prompt.ids, lines, texts, stop, check, rule)
+                result = self._run(steps)
+        finally:
+            for kv in caches:
+                kv.settle()
+            self.memory.fit(self._sessions, keep={session_id})
+        cost = Cost(
+            forwards=sum(kv.forwards for kv in caches) - forwards,
+            wall_ms=(time.perf_counter() - start) * 1000.0,
+            draft_tokens=sum(map(len, lines)),
+            generated_tokens=len(result.tokens),
+            acceptance="threshold",
+        )
+        text, reason = stop.answer(result.tokens)
+        return Rewrite(text, reason, result.kept_lines, len(lines), cost, version)
 
     def generate(
         self,
@@ -320,9 +384,11 @@ class Engine:
             )
         return prompt
 
-    def stop_rule(self, prompt: Prompt) -> StopRule:
-        """Where an answer to `prompt` ends (the same rule for streaming and plain decoding)."""
-        budget = min(self.config.max_tokens, self.runtime.context_length - len(prompt.ids))
+    def stop_rule(self, prompt: Prompt, extra: int = 0) -> StopRule:
+        """Where an answer to `prompt` ends (the same rule for streaming and plain decoding);
+        `extra` tokens more than `max_tokens` allows (a person's body being re-verified)."""
+        budget = self.config.max_tokens + extra
+        budget = min(budget, self.runtime.context_length - len(prompt.ids))
         return StopRule(
             prompt.body_end,
             prompt.answer_start,
@@ -365,3 +431,9 @@ class Engine:
 
     def _decode(self, tokens: Sequence[int]) -> str:
         return str(self.runtime.tokenizer.decode(list(tokens), skip_special_tokens=True))
+
+
+def body_lines(body: str) -> list[str]:
+    """A body's lines, each with its newline, trailing blank lines left out."""
+    lines = body.rstrip(" \t\n").split("\n")
+    return [f"{line}\n" for line in lines] if body.strip() else []

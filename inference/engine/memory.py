@@ -47,14 +47,14 @@ class MemoryBudget:
 
     def fit(self, sessions: Mapping[str, Session], keep: Collection[str] = ()) -> int:
         """Evict caches, least recently used first (never `keep`), until all fit; bytes held."""
-        held = {sid: s.kv.sequence.cache_bytes for sid, s in sessions.items()}
+        held = {sid: s.cache_bytes for sid, s in sessions.items()}
         total = sum(held.values())
         for sid in list(self._recent):
             if total <= self.budget:
                 break
             if sid in keep or not held.get(sid):
                 continue
-            sessions[sid].kv.evict()
+            sessions[sid].evict()
             total -= held[sid]
             self.evictions += 1
         self.held = total

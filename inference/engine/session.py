@@ -49,6 +49,26 @@ class Session:
         self.earlier_drafts: list[list[int]] = []  # newest last: recalled by the lookahead
         self.verified = 0
         self.finished = False
+        # a respec's second cache: the spec as it was before the change (Engine.rewrite)
+        self.contrast: KVState | None = None
+
+    @property
+    def cache_bytes(self) -> int:
+        """Bytes the runtime holds for this session's caches."""
+        contrast = self.contrast.sequence.cache_bytes if self.contrast else 0
+        return self.kv.sequence.cache_bytes + contrast
+
+    def evict(self) -> None:
+        """Drop the caches (their tokens are fed again when next used)."""
+        for kv in (self.kv, self.contrast):
+            if kv is not None:
+                kv.evict()
+
+    def close(self) -> None:
+        """Free the runtime's caches of this session."""
+        for kv in (self.kv, self.contrast):
+            if kv is not None:
+                kv.close()
 
     def sync(
         self, prompt_ids: Sequence[int], stop: StopRule, check: Callable[[], None]

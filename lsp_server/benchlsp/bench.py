@@ -60,6 +60,8 @@ class BenchOptions:
 
 def run_bench(options: BenchOptions) -> int:
     """Run every configuration and the llama.cpp baseline; print, write JSON and the plot."""
+    if options.kind == "respec":
+        return asyncio.run(_respecs(options))
     sessions = (
         read_sessions(options.sessions_file) if options.sessions_file
         else default_sessions(options.sessions, options.kind)
@@ -108,6 +110,39 @@ async def _configurations(
         print(f"{profile}, {cps:g} cps, {pause} ms pause, {typists} typist(s): "
               f"{len(done)} sessions", file=sys.stderr)  # fmt: skip
     return results, runtime
+
+
+async def _respecs(options: BenchOptions) -> int:
+    """The respec kind: sentences added to docstrings of functions with bodies (edit to offer),
+    at the first speed and typist given."""
+    from lsp_server.benchlsp.respec_run import format_respecs, run_respecs, summarize_respecs
+    from lsp_server.benchlsp.respecs import respec_cases
+
+    cases = respec_cases()[: options.sessions]
+    settings = Settings.model_validate(_settings(options))
+    editor = Editor("prewrite-bench-lsp")
+    try:
+        status = await editor.start(_settings(options))
+        if status.state != "ready":
+            print(f"prewrite bench-lsp: no model: {status.message}", file=sys.stderr)
+            return 2
+        runtime = (await editor.stats()).get("runtime") or {}
+        results = await run_respecs(editor, cases, options.cps[0], options.profiles[0],
+                                    options.seed, settings.respec_idle_ms)  # fmt: skip
+    finally:
+        await editor.close()
+    rows = summarize_respecs(results)
+    options.out.mkdir(parents=True, exist_ok=True)
+    path = options.out / "respec.json"
+    created = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    settings_out = {k: str(v) if isinstance(v, Path) else v for k, v in asdict(options).items()}
+    document = {"options": settings_out, "runtime": runtime, "created": created,
+                "summary": rows, "results": [asdict(r) for r in results]}  # fmt: skip
+    path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+    print(f"{_runtime_name(runtime)}, {options.cps[0]:g} cps, {options.profiles[0]} typist")
+    print(format_respecs(rows))
+    print(f"\nwrote {path}")
+    return 0
 
 
 async def _memory(options: BenchOptions, sessions: list[Session]) -> int:

@@ -91,6 +91,16 @@ class Typist:
             editor.type([newline, *QUOTES, newline])
         return editor.typing()
 
+    def insert(self, text: str, at: int, typed: str) -> Typing:
+        """The keystrokes that type `typed` into `text` at offset `at` (a line break with the
+        indentation after it is one keystroke, as an editor auto-indents)."""
+        editor = _Editor(self, text, at)
+        pieces = _pieces(typed)
+        editor.type(pieces[:-1])
+        editor.remember_warm()
+        editor.type(pieces[-1:])
+        return editor.typing()
+
     def _delay(self, previous: str, piece: str) -> float:
         """Seconds before `piece` after `previous`: jittered; when thinking, longer at word and
         sentence ends."""

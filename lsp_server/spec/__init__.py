@@ -26,6 +26,7 @@ from lsp_server.spec.text import (
     head,
     line_end,
     line_start,
+    rstrip_at,
     tail,
     writable,
 )
@@ -124,6 +125,66 @@ def find_spec(
             block_indent=found.block_indent,
         )
         return Spec(found.kind, found.start, found.end, found.insert_at, found.rest, request)
+    return None
+
+
+@dataclass(frozen=True)
+class Respec:
+    """A function that has a body, with the cursor in its (closed) spec: a spec being changed.
+
+    Offsets index the document text: the spec is text[spec_start:spec_end], the body
+    text[body_start:body_end] (whole lines, trailing blank lines left out). The request is the
+    one the spec would make if the function had no body yet: the body the spec asks for is its
+    answer.
+    """
+
+    spec_start: int
+    spec_end: int
+    body_start: int
+    body_end: int
+    request: Request
+
+    def spec(self, text: str) -> str:
+        """The spec's text in `text`."""
+        return text[self.spec_start : self.spec_end]
+
+    def body(self, text: str) -> str:
+        """The body's text in `text`."""
+        return text[self.body_start : self.body_end]
+
+
+def find_respec(
+    text: str,
+    cursor: int,
+    language: Language,
+    prefix_chars: int = 8000,
+    suffix_chars: int = 2000,
+) -> Respec | None:
+    """The function whose closed docstring or leading comment the cursor is in while the
+    function has a body (code besides the spec), or None."""
+    cursor = max(0, min(cursor, len(text)))
+    finder = PythonFinder(text, cursor) if language == "python" else BraceFinder(text, cursor)
+    for found in finder.candidates():
+        if found.kind == "block" or found.rest or not found.start <= cursor <= found.end:
+            continue
+        if writable(text, found, cursor) is not None:  # no body: drafting writes one
+            continue
+        body_start = line_end(text, found.insert_at) + 1
+        if body_start >= len(text):
+            continue
+        end = function_end(text, body_start, found.def_indent, language)
+        body_end = rstrip_at(text, body_start, end)
+        if body_end < len(text) and text[body_end] == "\n":
+            body_end += 1
+        if not text[body_start:body_end].strip():
+            continue
+        before = text[max(0, found.text_end - prefix_chars - 1) : found.text_end]
+        request = Request(
+            text=tail(before, prefix_chars) + "\n",
+            suffix=head(text[end : end + suffix_chars + 1], suffix_chars),
+            language=language,
+        )
+        return Respec(found.start, found.end, body_start, body_end, request)
     return None
 
 
