@@ -7,7 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { after, before, test } from 'node:test';
-import type { Page } from 'puppeteer-core';
+import type { ElementHandle, Page } from 'puppeteer-core';
 import { serverPids } from '../test/processes';
 import { python, repoRoot, runPython, serverTestSkipReason } from '../test/repo';
 import { CODE_SERVER, NODE, installed } from './cache';
@@ -26,6 +26,15 @@ const scenario = JSON.parse(readFileSync(path.join(testData, 'scenario.json'), '
 const tsScenario = JSON.parse(readFileSync(path.join(testData, 'scenario-typescript.json'), 'utf8'));
 const packageJson = JSON.parse(readFileSync(path.join(root, 'editor-clients', 'vscode', 'package.json'), 'utf8'));
 const vsix = process.env.PREWRITE_VSIX || path.join(root, 'editor-clients', 'vscode', `prewrite-${packageJson.version}.vsix`);
+
+/** A sentence added to the doc comment of a function with a body: the offer adds the check. */
+const RESPEC = {
+  file: 'largest.ts',
+  sentence: ' Throws a RangeError when xs is empty.',
+  title: 'prewrite: update the body to the comment',
+  call: 'largest([3, 1, 2])',
+  gives: 3,
+};
 
 let s: session.Session | undefined;
 let sessionName = 'python';
@@ -56,7 +65,7 @@ after(closeSession);
 function openSession(overrides: Record<string, unknown> = {}): Promise<session.Session> {
   return session.open({
     vsix,
-    files: [path.join(testData, scenario.file), path.join(testData, tsScenario.file)],
+    files: [path.join(testData, scenario.file), path.join(testData, tsScenario.file), path.join(testData, RESPEC.file)],
     userSettings: userSettings(overrides),
     machineSettings: { 'prewrite.pythonPath': python() },
     timeoutMs: UI_MS,
@@ -316,6 +325,49 @@ test('the server killed (SIGKILL) while it drafts starts again: the status bar s
     };
     await typeWaitAccept(page, tsScenario.file, keys, `\n${crash.typed}`, MODEL_MS, 'crash');
     checkCompiled(tsScenario.file, crash.function, crash.call, crash.gives);
+  });
+});
+
+test('a changed doc comment of a function with a body: the light bulb offers prewrite\'s action, which adds the check and keeps the other lines', { skip: tsSkip, timeout: 3 * MODEL_MS }, async () => {
+  const { page } = live();
+  await session.check(live(), 'respec', async () => {
+    const before = file(RESPEC.file);
+    await wb.openFile(page, RESPEC.file, UI_MS);
+    await wb.chord(page, 'Control', 'Home');
+    await page.keyboard.press('End');
+    for (let i = 0; i < ' */'.length; i += 1) {
+      await page.keyboard.press('ArrowLeft');
+    }
+    const started = performance.now();
+    await page.keyboard.type(RESPEC.sentence, { delay: KEY_DELAY_MS });
+    // the Hint on the first line that changes, and the light bulb on the cursor's line (the
+    // function's first): VS Code asked for code actions there
+    await page.waitForSelector('.editor-instance .monaco-editor .squiggly-hint', { timeout: MODEL_MS });
+    // (VS Code 1.139 draws it in the gutter: codicon-gutter-lightbulb-auto-fix for a preferred fix)
+    await page.waitForSelector('.editor-instance [class*="lightbulb"]', { visible: true, timeout: UI_MS });
+    await session.screenshot(live(), 'respec-light-bulb');
+    live().timings['respec: last key to light bulb'] = session.since(started);
+    await wb.chord(page, 'Control', 'Period');
+    const row = await page.waitForFunction(
+      (title) => [...document.querySelectorAll('.action-widget .monaco-list-row')].find((el) => (el.textContent ?? '').includes(title)),
+      { timeout: UI_MS, polling: 100 },
+      RESPEC.title,
+    );
+    await session.screenshot(live(), 'respec-code-action');
+    await (row.asElement() as ElementHandle<Element>).click();
+    const text = await wb.saveAndRead(page, before.path, before.text.replace('xs. */', `xs.${RESPEC.sentence} */`), UI_MS);
+    const updated = file(RESPEC.file);
+    assert.deepEqual(typeErrors(updated.path), [], `${RESPEC.file} compiles:\n${text}`);
+    assert.match(text, /throw new RangeError/, text);
+    const person = before.text.split('\n').slice(1).filter((line) => line.trim());
+    const lines = text.split('\n');
+    let at = 0;
+    for (const line of lines) {
+      at += at < person.length && line === person[at] ? 1 : 0;
+    }
+    assert.equal(at, person.length, `every line of the body is kept, in order:\n${text}`);
+    assert.deepEqual(evaluate(text, RESPEC.call), RESPEC.gives, `${RESPEC.call} in the compiled file`);
+    await page.waitForFunction(() => !document.querySelector('.editor-instance .monaco-editor .squiggly-hint'), { timeout: UI_MS, polling: 100 });
   });
 });
 
