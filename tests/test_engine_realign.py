@@ -36,7 +36,8 @@ def test_an_unchanged_spec_keeps_every_line_of_the_body(engine):
     engine.open("r")
     rewrite = engine.rewrite("r", SPEC, BODY, before=SPEC)
     assert rewrite.kept_lines == rewrite.body_lines == 4
-    assert rewrite.text.startswith(BODY), rewrite.text  # the person's bytes, then the model's
+    # the person's bytes, and nothing after them: the old spec would add the same
+    assert rewrite.text == BODY and rewrite.finish_reason == "stop", rewrite.text
     engine.close("r")
 
 

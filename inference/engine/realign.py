@@ -11,7 +11,10 @@ loses nothing). Where the old spec is not known, a token stays while the model g
 least `threshold`. A line stays when all its tokens do. At the first line that fails, the
 model writes its own lines greedily; after each one the person's remaining lines are proposed
 again (from the line the model just restated, or skipped), so only the lines the new spec
-contradicts are rewritten and the rest comes back.
+contradicts are rewritten and the rest comes back. What the model adds after the person's last
+line stays only when the change asks for it: the old spec gives one of its tokens less than
+`ratio` of what the new one gives (else the old spec would have added it too, and the person's
+end stands).
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ class Realigned:
 
     tokens: list[int]
     kept_lines: int
+    ended: bool = True  # False: the person's body, whose end the stop rule did not see
 
 
 def realign(
@@ -77,17 +81,25 @@ def realign(
                 return Realigned(tokens, kept + whole)
         at, kept = at + whole, kept + whole
         kv.truncate(len(prompt) + len(tokens), tail=rows[used])
-        token = int(torch.argmax(rows[used]))
+        row = rows[used]
         start = len(tokens)
+        written: list[float] = []  # the probability of each token the model writes
         while True:  # the model's next line (all the rest once the person's lines are used)
-            if append(token):
-                return Realigned(tokens, kept)
+            token = int(torch.argmax(row))
+            written += token_probabilities(row[None], [token])
+            done = append(token)
             line_ended = at < len(lines) and "\n" in stop.piece(token)
-            if line_ended and complete(stop.decode(tokens[start:])):
+            if done or (line_ended and complete(stop.decode(tokens[start:]))):
                 break
             check()
             rows, _ = yield from kv.feed([token])
-            token = int(torch.argmax(rows[-1]))
+            row = rows[-1]
+        if at == len(lines):  # what the model adds after the person's last line
+            caused = yield from rule.caused(tokens[:start], tokens[start:], written, check)
+            if not caused:  # the old spec would add it too: the change does not ask for it
+                return Realigned(tokens[:start], kept, ended=False)
+        if done:
+            return Realigned(tokens, kept)
         at = resume_at(texts, at, stop.decode(tokens[start:]))
 
 
@@ -111,6 +123,23 @@ class Contrast:
         check()
         rows, _ = yield from self.old.score(self.old_prompt + list(tokens), proposals)
         return [self.ratio * p for p in token_probabilities(rows, proposals)]
+
+    def caused(
+        self,
+        tokens: Sequence[int],
+        added: Sequence[int],
+        probabilities: Sequence[float],
+        check: Callable[[], None],
+    ) -> Steps[bool]:
+        """True when the change asks for `added` (the model's tokens after `tokens`, which the
+        new spec gives `probabilities`): the old spec gives one of them less than `ratio` of
+        that. Unknown old spec: True."""
+        if self.old is None or not added:
+            return True
+        check()
+        rows, _ = yield from self.old.score(self.old_prompt + list(tokens), added)
+        had = token_probabilities(rows, added)
+        return any(old < self.ratio * new for old, new in zip(had, probabilities, strict=True))
 
 
 _STRINGS = re.compile(r"'(?:\\.|[^'\\\n])*'|\"(?:\\.|[^\"\\\n])*\"|`[^`]*`")
