@@ -255,8 +255,8 @@ class Engine:
             acceptance="threshold",
         )
         text, reason = stop.answer(result.tokens)
-        if not result.ended:  # the person's own end, kept
-            text, reason = body, "stop"
+        if not result.ended and reason == "unfinished":  # the person's own end, kept
+            reason = "stop"
         return Rewrite(text, reason, result.kept_lines, len(lines), cost, version)
 
     def generate(
