@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from lsp_server.benchlsp.report import format_parts, format_table, summarize
+from lsp_server.benchlsp.respecs import respec_cases
 from lsp_server.benchlsp.run import SessionResult
 from lsp_server.benchlsp.sessions import (
     default_sessions,
@@ -20,7 +21,7 @@ from lsp_server.benchlsp.sessions import (
 )
 from lsp_server.benchlsp.typist import QUOTES, Typist
 from lsp_server.errors import ServerError
-from lsp_server.spec import find_spec
+from lsp_server.spec import find_respec, find_spec
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -237,3 +238,46 @@ def test_bench_lsp_times_typed_sessions_against_both_conventional_requests(
     assert data["runtime"]["kind"] in ("torch", "llamacpp")
     assert "cores" in data["runtime"]["extra"]["cpu"]  # figures name the CPU they were got on
     assert (tmp_path / "out" / "bench-lsp-cdf.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_respec_cases_retype_a_real_sentence_into_the_docstring_of_a_function_with_a_body():
+    cases = respec_cases()
+    checked = [case for case in cases if case.check]
+    assert len(checked) >= 8 and len(cases) >= len(checked) + 20
+    assert {c.name.split("/")[0] for c in cases} == {"more-itertools", "stdlib"}
+    for index, case in enumerate(cases):
+        for variant in ("adds", "holds") if case.check else ("holds",):
+            text = case.file(variant)
+            typing = Typist(12, seed=index, profile="thinking").insert(text, case.at, case.sentence)
+            assert typing.final == text[: case.at] + case.sentence + text[case.at :]
+            typed = case.at + len(case.sentence)
+            after, before = (find_respec(typing.final, typed, "python"),
+                             find_respec(text, case.at, "python"))  # fmt: skip
+            assert after is not None and before is not None, (case.name, variant)
+            assert case.sentence.strip() in after.spec(typing.final)
+            assert after.body(typing.final) == before.body(text)  # the body is not typed
+            if case.check:  # the function's own body has its check, or lacks it
+                assert (case.check in before.body(text)) == (variant == "holds"), case.name
+        if case.check:
+            assert "raise" in case.check and case.error in case.check, case.name
+
+
+def test_bench_lsp_respec_times_edit_to_offer_and_takes_the_offers_apart(
+    real_model_name: str, tmp_path: Path
+):
+    # the small model in a raw prompt: what it offers does not matter here, the run does
+    command = [
+        sys.executable, "-m", "lsp_server.cli", "bench-lsp", "--kind", "respec",
+        "--model", real_model_name, "--prompt-format", "raw", "--max-tokens", "24",
+        "--sessions", "1", "--cps", "60", "--typist", "steady", "--out", str(tmp_path / "out"),
+    ]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=1200)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "offer p50/p95 ms" in done.stdout
+    data = json.loads((tmp_path / "out" / "respec.json").read_text())
+    assert [r["variant"] for r in data["results"]] == ["adds", "holds"]
+    for result in data["results"]:
+        assert result["keystrokes"] > 10 and result["body_lines"] > 3
+        if result["offered"]:
+            assert result["offer_ms"] > 0 and result["lines_added"] + result["lines_touched"] > 0
+    assert {row["variant"] for row in data["summary"]} == {"adds", "holds"}

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from lsp_server.benchlsp.library import FILES as MORE_ITERTOOLS_FILES
 from lsp_server.benchlsp.library import first_line, module_outline, neighbours, package_folder
+from lsp_server.spec import find_respec
 
 PER_FILE = 2
 RESTATED = 40  # functions without a check (holds only)
@@ -101,11 +102,24 @@ def file_cases(source: str) -> list[RespecCase]:
         at = len(head) + cut - gap
         check_at = text.index(check, at) if check else 0
         case = RespecCase(function.name, text, at, " " * gap + sentence, check, check_at, error)
+        if not _found(case):
+            continue
         if check and sum(bool(c.check) for c in cases) < PER_FILE:
             cases.append(case)
         elif not check:
             other = case
     return cases + ([other] if other else [])
+
+
+def _found(case: RespecCase) -> bool:
+    """True when the server finds the function's spec and body before and after the typing."""
+    for variant in ("adds", "holds") if case.check else ("holds",):
+        text = case.file(variant)
+        typed = text[: case.at] + case.sentence + text[case.at :]
+        if None in (find_respec(text, case.at, "python"),
+                    find_respec(typed, case.at + len(case.sentence), "python")):  # fmt: skip
+            return False
+    return True
 
 
 def _last_sentence(function: ast.FunctionDef, lines: list[str]) -> str:
