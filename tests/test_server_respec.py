@@ -31,36 +31,10 @@ pytestmark = [
 IDLE_MS = 300
 OFFER_TIMEOUT_S = 120
 
-CHUNKS = '''"""Lists in pieces."""
-
-
-def chunks(items, size):
-    """Split items into lists of at most size items, in order.‸
-    """
-    out = []
-    for start in range(0, len(items), size):
-        out.append(items[start:start + size])
-    return out
-
-
-def pairs(items):
-    return chunks(items, 2)
-'''
+TEST_DATA = Path(__file__).resolve().parents[1] / "editor-clients" / "test-data"
+CHUNKS = (TEST_DATA / "chunks.py").read_text(encoding="utf-8").replace("in order.", "in order.‸")
 CHUNKS_SENTENCE = " Raise ValueError when size is not positive."
-
-LARGEST_TS = """/** The largest number in xs.‸ */
-export function largest(xs: number[]): number {
-  let best = xs[0];
-  for (const x of xs) {
-    if (x > best) {
-      best = x;
-    }
-  }
-  return best;
-}
-
-export const top = largest([3, 1, 2]);
-"""
+LARGEST_TS = (TEST_DATA / "largest.ts").read_text(encoding="utf-8").replace("xs.", "xs.‸", 1)
 LARGEST_SENTENCE = " Throws a RangeError when xs is empty."
 
 
@@ -134,27 +108,34 @@ async def quiet(client: PrewriteClient) -> dict[str, int]:
     return counts
 
 
+async def offer_applied(
+    client: PrewriteClient, doc: Doc, sentence: str, title: str, body: str, source: Path
+) -> str:
+    """Type `sentence` at the doc's cursor, take the offer at its Hint and apply it; the text
+    after it, checked: it builds, keeps every line of `body` in order and only inserts."""
+    doc.type(client, sentence)
+    hint = await offered(client, doc)
+    assert hint.severity == types.DiagnosticSeverity.Hint
+    (action,) = await actions(client, doc, hint.range.start.line)
+    assert action.title == title
+    text, edits = applied(doc, action)
+    assert not compile_errors(_written(source, text)), text
+    assert keeps_in_order(body.splitlines(), text.splitlines()), text
+    assert all(e.range.start == e.range.end for e in edits), edits  # no person's line replaced
+    return text
+
+
 async def test_a_sentence_added_to_a_docstring_offers_the_lines_it_asks_for(
     client, tmp_path: Path
 ):
     doc = document("file:///workspace/chunks.py", CHUNKS)
     doc.open(client, "python")
     body = doc.text[doc.text.index("    out = []") : doc.text.index("\n\n\ndef pairs")]
-    doc.type(client, CHUNKS_SENTENCE)
-
-    hint = await offered(client, doc)
-    assert hint.severity == types.DiagnosticSeverity.Hint
+    assert await actions(client, doc, 0) == []
+    title = "prewrite: update the body to the docstring"
+    text = await offer_applied(client, doc, CHUNKS_SENTENCE, title, body, tmp_path / "c.py")
+    assert "raise ValueError" in text[text.index("def chunks") : text.index("def pairs")], text
     assert await actions(client, doc, 0) == []  # not on a line outside the function
-    (action,) = await actions(client, doc, hint.range.start.line)
-    assert action.title == "prewrite: update the body to the docstring"
-    text, edits = applied(doc, action)
-
-    assert not compile_errors(_written(tmp_path / "chunks.py", text)), text
-    function = text[text.index("def chunks") : text.index("def pairs")]
-    assert "raise ValueError" in function, function
-    assert keeps_in_order(body.splitlines(), function.splitlines()), function
-    # only insertions: no line of the person's body is replaced
-    assert all(e.range.start == e.range.end for e in edits), edits
     assert text.endswith("def pairs(items):\n    return chunks(items, 2)\n")
 
 
@@ -193,16 +174,7 @@ async def test_a_typescript_comment_asks_for_a_check_and_the_file_still_compiles
 ):
     doc = document("file:///workspace/largest.ts", LARGEST_TS)
     doc.open(client, "typescript")
-    body = doc.text[doc.text.index("  let best") : doc.text.index("export const")]
-    doc.type(client, LARGEST_SENTENCE)
-
-    hint = await offered(client, doc)
-    (action,) = await actions(client, doc, hint.range.start.line)
-    assert action.title == "prewrite: update the body to the comment"
-    text, edits = applied(doc, action)
-
-    assert not compile_errors(_written(tmp_path / "largest.ts", text)), text
-    function = text[: text.index("export const")]
-    assert "RangeError" in function and "throw" in function, function
-    assert keeps_in_order(body.splitlines(), function.splitlines()), function
-    assert all(e.range.start == e.range.end for e in edits), edits
+    body = doc.text[doc.text.index("  let best") :]
+    title = "prewrite: update the body to the comment"
+    text = await offer_applied(client, doc, LARGEST_SENTENCE, title, body, tmp_path / "l.ts")
+    assert "throw new RangeError" in text, text

@@ -112,6 +112,16 @@ async def _configurations(
     return results, runtime
 
 
+async def _started(editor: Editor, options: BenchOptions) -> dict[str, Any] | None:
+    """Start the server with the options' settings: its runtime, or None (said) without a model."""
+    status = await editor.start(_settings(options))
+    if status.state != "ready":
+        print(f"prewrite bench-lsp: no model: {status.message}", file=sys.stderr)
+        return None
+    runtime: dict[str, Any] = (await editor.stats()).get("runtime") or {}
+    return runtime
+
+
 async def _respecs(options: BenchOptions) -> int:
     """The respec kind: sentences added to docstrings of functions with bodies (edit to offer),
     at the first speed and typist given."""
@@ -122,11 +132,9 @@ async def _respecs(options: BenchOptions) -> int:
     settings = Settings.model_validate(_settings(options))
     editor = Editor("prewrite-bench-lsp")
     try:
-        status = await editor.start(_settings(options))
-        if status.state != "ready":
-            print(f"prewrite bench-lsp: no model: {status.message}", file=sys.stderr)
+        runtime = await _started(editor, options)
+        if runtime is None:
             return 2
-        runtime = (await editor.stats()).get("runtime") or {}
         results = await run_respecs(editor, cases, options.cps[0], options.profiles[0],
                                     options.seed, settings.respec_idle_ms)  # fmt: skip
     finally:
@@ -150,11 +158,9 @@ async def _memory(options: BenchOptions, sessions: list[Session]) -> int:
 
     editor = Editor("prewrite-bench-lsp")
     try:
-        status = await editor.start(_settings(options))
-        if status.state != "ready":
-            print(f"prewrite bench-lsp: no model: {status.message}", file=sys.stderr)
+        runtime = await _started(editor, options)
+        if runtime is None:
             return 2
-        runtime = (await editor.stats()).get("runtime") or {}
         result = await measure_memory(editor, sessions, options.memory_docs)
     finally:
         await editor.close()

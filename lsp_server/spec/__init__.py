@@ -20,6 +20,7 @@ from inference.api import Language, Request
 from lsp_server.spec.brace import BraceFinder
 from lsp_server.spec.python import PythonFinder
 from lsp_server.spec.text import (
+    Found,
     SpecKind,
     block_suffix,
     function_end,
@@ -113,19 +114,34 @@ def find_spec(
             suffix_start = writable(text, found, cursor)
         if suffix_start is None:
             continue
-        before = text[max(0, found.text_end - prefix_chars - 1) : found.text_end]
-        suffix_end = suffix_start + suffix_chars + 1
+        suffix_end = None
         if found.kind == "block":  # the rest of the function: what the block must fit
-            end = function_end(text, suffix_start, found.def_indent, language)
-            suffix_end = min(suffix_end, end)
-        request = Request(
-            text=tail(before, prefix_chars) + found.closing + "\n",
-            suffix=head(text[suffix_start:suffix_end], suffix_chars),
-            language=language,
-            block_indent=found.block_indent,
-        )
+            suffix_end = function_end(text, suffix_start, found.def_indent, language)
+        window = (prefix_chars, suffix_chars)
+        request = _request(text, found, suffix_start, suffix_end, language, window)
         return Spec(found.kind, found.start, found.end, found.insert_at, found.rest, request)
     return None
+
+
+def _request(
+    text: str,
+    found: Found,
+    suffix_start: int,
+    suffix_end: int | None,
+    language: Language,
+    window: tuple[int, int],
+) -> Request:
+    """The request a found spec makes: the document up to it (closed), the code from
+    `suffix_start` (to `suffix_end` at most), each cut to its `window` of characters."""
+    prefix_chars, suffix_chars = window
+    before = text[max(0, found.text_end - prefix_chars - 1) : found.text_end]
+    end = suffix_start + suffix_chars + 1
+    return Request(
+        text=tail(before, prefix_chars) + found.closing + "\n",
+        suffix=head(text[suffix_start : min(end, suffix_end or end)], suffix_chars),
+        language=language,
+        block_indent=found.block_indent,
+    )
 
 
 @dataclass(frozen=True)
@@ -178,12 +194,7 @@ def find_respec(
             body_end += 1
         if not text[body_start:body_end].strip():
             continue
-        before = text[max(0, found.text_end - prefix_chars - 1) : found.text_end]
-        request = Request(
-            text=tail(before, prefix_chars) + "\n",
-            suffix=head(text[end : end + suffix_chars + 1], suffix_chars),
-            language=language,
-        )
+        request = _request(text, found, end, None, language, (prefix_chars, suffix_chars))
         return Respec(found.start, found.end, body_start, body_end, request)
     return None
 
