@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import asyncio
 import statistics
+import sys
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -58,7 +59,10 @@ async def run_respecs(
     for index, case in enumerate(cases):
         for variant in VARIANTS if case.check else ("holds",):
             typist = Typist(cps, seed * 1000 + index, profile)
-            results.append(await _case(editor, index, case, variant, typist, idle_ms))
+            result = await _case(editor, index, case, variant, typist, idle_ms)
+            results.append(result)
+            offer = f"offer in {result.offer_ms:.0f} ms" if result.offered else "no offer"
+            print(f"{index:3d} {variant:5} {case.name}: {offer}", file=sys.stderr, flush=True)
     return results
 
 
