@@ -231,11 +231,18 @@ class Engine:
         stop = self.stop_rule(prompt, extra=sum(map(len, lines)))
         check = self._checker(session_id, version, 0)
         self.memory.touch(session_id)
+        start = time.perf_counter()
+        before_new = session.kv.forwards
         if old is not None and session.contrast is None:
+            # the old spec's cache starts as a copy of the new one's (no compute): the code
+            # before the spec is encoded once
             self.memory.fit(self._sessions, keep={session_id})
-            session.contrast = KVState(self.runtime.open_sequence())
+            check()
+            with self._in_phase(RESPEC):
+                self._run(session.kv.score(prompt.ids, []))
+            session.contrast = session.kv.fork()
         caches = [session.kv, *([session.contrast] if session.contrast else [])]
-        forwards, start = sum(kv.forwards for kv in caches), time.perf_counter()
+        forwards = before_new + sum(kv.forwards for kv in caches[1:])
         config = self.config
         rule = Contrast(session.contrast if old else None, old.ids if old else [],
                         config.respec_ratio, config.respec_threshold)  # fmt: skip
