@@ -34,13 +34,17 @@ BASES_KEPT = 16  # functions per document whose spec before the change is rememb
 class Offer:
     """A rewrite of one function's body, for the document text it was made for."""
 
-    version: int
     spec_start: int
     body_start: int
     spec: str  # the spec it answers, as the document holds it
     body: str  # the body it rewrites, as the document holds it
     edits: tuple[Edit, ...]
-    noun: str  # "docstring" or "comment"
+
+    @property
+    def noun(self) -> str:
+        """What the spec is: "docstring" (a quoted string) or "comment"."""
+        quoted = self.spec.lstrip().lstrip("rRuU").startswith(("'", '"'))
+        return "docstring" if quoted else "comment"
 
     @property
     def body_end(self) -> int:
@@ -137,10 +141,10 @@ class Respecs(UsesContext):
             return
         text, version = document.source, document.version
         respec = find_respec(text, anchor, doc.language, *self._window())
-        base = self._bases.get(uri, {}).get(respec.body(text)) if respec else None
+        body = respec.body(text) if respec else ""
+        base = self._bases.get(uri, {}).get(body) if respec else None
         if respec is None or base is None or base == respec.spec(text):
             return
-        body = respec.body(text)
         old_text = text[: respec.spec_start] + base + text[respec.spec_end :]
         old = find_respec(old_text, respec.spec_start, doc.language, *self._window())
         before = old.request if old is not None and old.body(old_text) == body else None
@@ -168,10 +172,7 @@ class Respecs(UsesContext):
             self._drop(uri)
             return
         spec = respec.spec(document.source)
-        noun = "docstring" if spec.lstrip().lstrip("rRuU").startswith(("'", '"')) else "comment"
-        offer = Offer(
-            version or 0, respec.spec_start, respec.body_start, spec, body, tuple(edits), noun
-        )
+        offer = Offer(respec.spec_start, respec.body_start, spec, body, tuple(edits))
         self._offers[uri] = offer
         self.offered += 1
         self._publish(uri, document, offer)
@@ -193,8 +194,8 @@ class Respecs(UsesContext):
         else:
             self._drop(uri)
             return
-        self._offers[uri] = replace(offer, version=document.version or 0)
-        self._publish(uri, document, self._offers[uri])
+        self._offers[uri] = offer
+        self._publish(uri, document, offer)
 
     @staticmethod
     def _holds(offer: Offer, document: TextDocument) -> bool:
