@@ -121,3 +121,15 @@ class ForwardCounter:
         """Count one forward over `tokens` positions in `phase`."""
         self.by_phase[phase] = self.by_phase.get(phase, 0) + 1
         self.tokens_by_phase[phase] = self.tokens_by_phase.get(phase, 0) + tokens
+
+
+@dataclass(frozen=True)
+class RuntimeInfo:
+    """What a runtime is, for people and for results files."""
+
+    kind: str  # "torch", "llamacpp" or "vllm"
+    device: str
+    dtype: str  # torch dtype, or the GGUF's weight type for llama.cpp
+    threads: int
+    version: str  # the runtime library's version
+    extra: dict[str, object] = field(default_factory=dict)

@@ -138,7 +138,7 @@ def engine_config_from(args: argparse.Namespace) -> dict:
     }
     if args.adapter is None:
         return values
-    from inference.adapt.adapter import with_adapter_settings
+    from inference.adapters.adapter import with_adapter_settings
 
     return with_adapter_settings({**values, "adapter": args.adapter})
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from inference.api import Request
 from inference.config import validate_engine_config
-from inference.engine import Engine
+from inference.loading import load_engine
 
 DEMO_FILE_HEAD = '''import re
 from collections import Counter
@@ -34,7 +34,7 @@ def demo_request(units: int) -> Request:
 
 def run_engine_demo(settings: dict) -> None:
     """Replay the demo spec against the engine and print per-unit and residual figures."""
-    engine = Engine.load(validate_engine_config(settings))
+    engine = load_engine(validate_engine_config(settings))
     info = engine.runtime.info
     print(f"model {engine.config.model} on {info.kind} ({info.device}, {info.dtype})")
     engine.open("demo")

@@ -3,36 +3,47 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import signal
 import sys
+from collections.abc import Sequence
 
 from inference import cli as engine_cli
-from inference.adapt import cli as adapt_cli
-from inference.bench import cli as bench_cli
-from inference.drafter import cli as drafter_cli
 from inference.errors import PrewriteError
-from inference.gpucheck import cli as gpucheck_cli
 from lsp_server import commands as server_commands
 
+# The lab's commands and the modules that register them. A lab module is imported only when
+# its command (or the whole help) is asked for: `prewrite serve` never loads the lab.
+LAB_COMMANDS = {
+    "bench": "inference.lab.bench.cli",
+    "adapt": "inference.lab.adapt.cli",
+    "drafter": "inference.lab.drafter.cli",
+    "gpu-check": "inference.lab.gpucheck.cli",
+    "bench-lsp": "lsp_server.lab.benchlsp.cli",
+}
 
-def build_parser() -> argparse.ArgumentParser:
-    """The full `prewrite` argument parser."""
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The `prewrite` parser: every command, or for `argv` only the lab command it names."""
     parser = argparse.ArgumentParser(prog="prewrite", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     engine_cli.register(commands)
     server_commands.register(commands)
-    bench_cli.register(commands)
-    adapt_cli.register(commands)
-    drafter_cli.register(commands)
-    gpucheck_cli.register(commands)
+    named = next((arg for arg in argv or () if not arg.startswith("-")), None)
+    if argv is not None and named in commands.choices:
+        return parser  # a product command: the lab stays unloaded
+    for name, module in LAB_COMMANDS.items():
+        if argv is None or named == name or named not in LAB_COMMANDS:
+            importlib.import_module(module).register(commands)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `prewrite` console script."""
     os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    args = build_parser(argv).parse_args(argv)
     if args.handler is not server_commands.serve_handler:
         stop_on_sigterm()
     try:

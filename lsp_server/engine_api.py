@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Protocol
 from inference.api import CacheUse, Completion, Request, Rewrite, Update
 
 if TYPE_CHECKING:
-    from inference.runtimes.base import RuntimeInfo
+    from inference.api import RuntimeInfo
 
 
 class DraftEngine(Protocol):

@@ -33,7 +33,7 @@ from lsp_server.scheduling import Job, Schedule, Stop
 from lsp_server.waiting import Futures, Waiting
 
 if TYPE_CHECKING:
-    from inference.runtimes.base import RuntimeInfo
+    from inference.api import RuntimeInfo
 
 EventStatus = Literal["regenerating", "accepted", "verified", "failed"]
 
@@ -59,13 +59,13 @@ class DraftEvent:
 
 def _load_engine(config: EngineConfig) -> DraftEngine:
     # Imported here: torch and the model load on the worker thread, never at server start.
-    from inference.adapt.adapter import with_adapter_settings
+    from inference.adapters.adapter import with_adapter_settings
     from inference.config import validate_engine_config
-    from inference.engine import Engine
+    from inference.loading import load_engine
 
     if config.adapter:  # the adapter's prompt format and system prompt, unless set explicitly
         config = validate_engine_config(with_adapter_settings(config.model_dump()))
-    return Engine.load(config)
+    return load_engine(config)
 
 
 class Worker:

@@ -34,8 +34,8 @@ def reference_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Adaptation rows with reference targets from the fixture corpus (built without a model)."""
     import shutil
 
-    from inference.adapt.build import build_dataset
-    from inference.adapt.settings import BuildSettings
+    from inference.lab.adapt.build import build_dataset
+    from inference.lab.adapt.settings import BuildSettings
 
     corpus = tmp_path_factory.mktemp("corpus")
     for source in (Path(__file__).parent / "data" / "adapt" / "corpus").glob("*.py.txt"):

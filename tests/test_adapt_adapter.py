@@ -10,18 +10,18 @@ import torch
 from peft import LoraConfig, PeftModel, get_peft_model
 from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaConfig, LlamaForCausalLM
 
-from inference.adapt.adapter import (
+from inference.adapters.adapter import (
     MANIFEST,
     apply_adapter,
     quiet_peft,
     with_adapter_settings,
     write_adapter,
 )
-from inference.adapt.errors import AdapterFolderError, AdapterMismatchError
+from inference.adapters.errors import AdapterFolderError, AdapterMismatchError
 from inference.cli import engine_config_from
 from inference.config import EngineConfig
-from inference.engine import Engine
 from inference.errors import ModelError
+from inference.loading import load_engine
 from inference.runtimes.torch_runtime import load_model
 from lsp_server.cli import build_parser
 from tests.tiny_models import build_tiny_model
@@ -90,7 +90,7 @@ def test_saved_adapter_loads_to_identical_logits(tiny_model_dir: Path, adapter) 
 def test_the_engine_loads_the_adapter_from_its_config(tiny_model_dir: Path, adapter) -> None:
     folder, expected = adapter
     config = EngineConfig(model=str(tiny_model_dir), adapter=str(folder), dtype="float64")
-    engine = Engine.load(config)
+    engine = load_engine(config)
     model = engine.runtime.loaded.model  # type: ignore[attr-defined]
     assert torch.allclose(logits(model), expected, rtol=0, atol=1e-10)
 
@@ -148,7 +148,7 @@ def test_the_server_worker_loads_the_adapters_prompt_settings(
     from lsp_server.worker import _load_engine
 
     loaded: list[EngineConfig] = []
-    monkeypatch.setattr(Engine, "load", classmethod(lambda cls, config: loaded.append(config)))
+    monkeypatch.setattr("inference.loading.load_engine", loaded.append)
     folder, _ = adapter
     _load_engine(EngineConfig(model=str(tiny_model_dir), adapter=str(folder)))
     _load_engine(EngineConfig(model=str(tiny_model_dir), adapter=str(folder), prompt_format="raw"))
@@ -158,19 +158,19 @@ def test_the_server_worker_loads_the_adapters_prompt_settings(
 
 def test_an_adapter_runs_on_llama_cpp_as_a_gguf_lora(tiny_gguf_dir: Path, adapter) -> None:
     """Converted once to a GGUF LoRA, it gives llama.cpp the logits of the merged model."""
+    from inference.adapters.gguf import GGUF_LORA
     from inference.engine.kvcache import KVState, run_alone
-    from inference.runtimes.lora_gguf import GGUF_LORA
 
     folder, expected = adapter
     config = EngineConfig(model=str(tiny_gguf_dir), adapter=str(folder), runtime="llamacpp")
-    runtime = Engine.load(config).runtime
+    runtime = load_engine(config).runtime
     assert runtime.info.kind == "llamacpp" and (folder / GGUF_LORA).is_file()
     kv = KVState(runtime.open_sequence())
     rows, _ = run_alone(kv.feed(IDS[0].tolist()), runtime.forward)
     # float32 weights, float16 KV cache: within 2e-2 of the float64 merged model
     torch.testing.assert_close(rows.double(), expected[0], rtol=0, atol=2e-2)
     stamp = (folder / GGUF_LORA).stat().st_mtime_ns
-    Engine.load(config)  # a second load reuses the converted file
+    load_engine(config)  # a second load reuses the converted file
     assert (folder / GGUF_LORA).stat().st_mtime_ns == stamp
 
 
@@ -183,4 +183,4 @@ def test_an_adapter_for_another_model_is_refused_on_llama_cpp(
 
     other_gguf = write_tiny_gguf(other, tmp_path / "other-gguf")
     with pytest.raises(AdapterMismatchError, match="embedding signature differs"):
-        Engine.load(EngineConfig(model=str(other_gguf), adapter=str(folder), runtime="llamacpp"))
+        load_engine(EngineConfig(model=str(other_gguf), adapter=str(folder), runtime="llamacpp"))

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from inference.bench.results import shape_problems
+from inference.lab.bench.results import shape_problems
 from lsp_server.cli import main
 
 pytestmark = pytest.mark.timeout(120)

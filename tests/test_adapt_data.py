@@ -10,16 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from inference.adapt.build import build_dataset
-from inference.adapt.dataset import read_manifest, read_rows
-from inference.adapt.errors import CorpusError
-from inference.adapt.filters import looks_secret
-from inference.adapt.settings import BuildSettings
 from inference.api import Request
-from inference.bench.segment import split_prompt
-from inference.bench.suites import humaneval_path
 from inference.config import EngineConfig
-from inference.engine import Engine
+from inference.lab.adapt.build import build_dataset
+from inference.lab.adapt.dataset import read_manifest, read_rows
+from inference.lab.adapt.errors import CorpusError
+from inference.lab.adapt.filters import looks_secret
+from inference.lab.adapt.settings import BuildSettings
+from inference.lab.problems.segment import split_prompt
+from inference.lab.problems.suites import humaneval_path
+from inference.loading import load_engine
 from tests.tiny_models import build_tiny_model
 
 pytestmark = [pytest.mark.usefixtures("one_torch_thread"), pytest.mark.timeout(60)]
@@ -132,7 +132,7 @@ def test_self_targets_are_the_engines_greedy_answers(corpus: Path, tmp_path: Pat
     counts = manifest["counts"]
     answered = counts["functions"] - counts["functions skipped: empty answer"]
     assert answered >= 1 and counts["answers cut at the token budget (kept)"] == answered
-    engine = Engine.load(EngineConfig(**engine_settings))
+    engine = load_engine(EngineConfig(**engine_settings))
     rows = all_rows(tmp_path / "data")
     assert len({row["function"] for row in rows}) == answered
     complete = {row["function"]: row["prompt"] for row in rows if row["typed"] == row["units"]}

@@ -12,14 +12,14 @@ import torch
 from peft import LoraConfig, get_peft_model
 from safetensors.torch import load_file
 
-from inference.adapt.adapter import quiet_peft
-from inference.adapt.batches import answer_loss, collate, make_features
-from inference.adapt.dataset import read_rows
-from inference.adapt.errors import CheckpointError, DatasetError
-from inference.adapt.settings import TrainSettings
-from inference.adapt.train import Trainer, run_training
+from inference.adapters.adapter import quiet_peft
 from inference.engine.prompting import PromptBuilder
 from inference.errors import ConfigError
+from inference.lab.adapt.batches import answer_loss, collate, make_features
+from inference.lab.adapt.dataset import read_rows
+from inference.lab.adapt.errors import CheckpointError, DatasetError
+from inference.lab.adapt.settings import TrainSettings
+from inference.lab.adapt.train import Trainer, run_training
 from inference.runtimes.torch_runtime import load_model
 
 pytestmark = [pytest.mark.usefixtures("one_torch_thread"), pytest.mark.timeout(60)]

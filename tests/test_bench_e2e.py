@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from inference import packs
-from inference.bench.results import shape_problems
+from inference.lab.bench.results import shape_problems
 from lsp_server.cli import main
 
 pytestmark = pytest.mark.timeout(600)
@@ -79,7 +79,7 @@ def test_pass1_scores_plain_greedy_answers(tmp_path: Path, capsys: pytest.Captur
 def test_pass1_stopped_by_ctrl_c_resumes_without_decoding_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from inference.bench import quality
+    from inference.lab.bench import quality
 
     tested: list[str] = []
     real_test = quality.run_test

@@ -6,11 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from inference.bench.doctest_suite import doctest_problems, validated
-from inference.bench.errors import SuiteError
-from inference.bench.failures import as_written, judge_failure
-from inference.bench.sandbox import Limits, run_test
-from inference.bench.suites import Problem, load_suite
+from inference.lab.bench.failures import as_written, judge_failure
+from inference.lab.problems.doctest_suite import doctest_problems, validated
+from inference.lab.problems.errors import SuiteError
+from inference.lab.problems.problem import Problem
+from inference.lab.problems.sandbox import Limits, run_test
+from inference.lab.problems.suites import load_suite
 
 MODULE = '''"""A module of doctested helpers."""
 

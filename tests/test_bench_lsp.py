@@ -10,17 +10,17 @@ from pathlib import Path
 
 import pytest
 
-from lsp_server.benchlsp.report import format_parts, format_table, summarize
-from lsp_server.benchlsp.respecs import respec_cases
-from lsp_server.benchlsp.run import SessionResult
-from lsp_server.benchlsp.sessions import (
+from lsp_server.errors import ServerError
+from lsp_server.lab.benchlsp.report import format_parts, format_table, summarize
+from lsp_server.lab.benchlsp.respecs import respec_cases
+from lsp_server.lab.benchlsp.run import SessionResult
+from lsp_server.lab.benchlsp.sessions import (
     default_sessions,
     held_out,
     read_sessions,
     write_sessions,
 )
-from lsp_server.benchlsp.typist import QUOTES, Typist
-from lsp_server.errors import ServerError
+from lsp_server.lab.benchlsp.typist import QUOTES, Typist
 from lsp_server.spec import find_respec, find_spec
 
 pytestmark = pytest.mark.timeout(600)

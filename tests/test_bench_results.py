@@ -8,19 +8,19 @@ from pathlib import Path
 
 import pytest
 
-from inference.bench.cli import _shard
-from inference.bench.compare import compare
-from inference.bench.errors import ResultsError
-from inference.bench.merge import merge
-from inference.bench.report import format_table, write_plot
-from inference.bench.results import (
+from inference.lab.bench.cli import _shard
+from inference.lab.bench.compare import compare
+from inference.lab.bench.errors import ResultsError
+from inference.lab.bench.merge import merge
+from inference.lab.bench.report import format_table, write_plot
+from inference.lab.bench.results import (
     build_results,
     read_results,
     shape_problems,
     summarize,
     write_results,
 )
-from inference.bench.runner import BenchRun, ExampleResult
+from inference.lab.bench.runner import BenchRun, ExampleResult
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -12,12 +12,13 @@ from pathlib import Path
 import pytest
 
 from inference.api import Completion, Cost, ForwardCounter, Request
-from inference.bench.errors import ResultsError
-from inference.bench.results import build_results, resume_run, write_results
-from inference.bench.runner import BenchRun, run_suite, run_suites
-from inference.bench.sandbox import Limits
-from inference.bench.suites import Problem, read_jsonl
 from inference.errors import ContextOverflowError
+from inference.lab.bench.errors import ResultsError
+from inference.lab.bench.results import build_results, resume_run, write_results
+from inference.lab.bench.runner import BenchRun, run_suite, run_suites
+from inference.lab.problems.problem import Problem
+from inference.lab.problems.sandbox import Limits
+from inference.lab.problems.suites import read_jsonl
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from inference.bench.sandbox import Limits, run_test
-from inference.bench.suites import Problem
+from inference.lab.problems.problem import Problem
+from inference.lab.problems.sandbox import Limits, run_test
 
 pytestmark = pytest.mark.timeout(60)
 

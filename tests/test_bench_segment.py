@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from inference.bench.segment import DocstringNotFound, split_docstring, split_prompt
-from inference.bench.suites import load_suite, read_jsonl
+from inference.lab.problems.segment import DocstringNotFound, split_docstring, split_prompt
+from inference.lab.problems.suites import load_suite, read_jsonl
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from inference.bench.errors import SuiteError
-from inference.bench.suites import load_suite
+from inference.lab.problems.errors import SuiteError
+from inference.lab.problems.suites import load_suite
 
 pytestmark = pytest.mark.timeout(60)
 

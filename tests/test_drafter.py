@@ -16,19 +16,20 @@ import pytest
 import torch
 from peft import LoraConfig, get_peft_model
 
-from inference.adapt.adapter import quiet_peft, write_adapter
-from inference.adapt.batches import Feature, make_features
-from inference.adapt.dataset import read_rows
-from inference.adapt.errors import AdapterFolderError
+from inference.adapters.adapter import quiet_peft, write_adapter
+from inference.adapters.errors import AdapterFolderError
+from inference.adapters.gate import PositionGate
 from inference.api import Request
 from inference.config import EngineConfig
-from inference.drafter.distill import anchors, block_for, build_sequence, distill_loss
-from inference.drafter.gate import PositionGate
-from inference.drafter.settings import ALL_PROJECTIONS, DrafterSettings
-from inference.drafter.train import DrafterTrainer
 from inference.engine import Engine
 from inference.engine.kvcache import KVState, run_alone
 from inference.engine.prompting import PromptBuilder
+from inference.lab.adapt.batches import Feature, make_features
+from inference.lab.adapt.dataset import read_rows
+from inference.lab.drafter.distill import anchors, block_for, build_sequence, distill_loss
+from inference.lab.drafter.settings import ALL_PROJECTIONS, DrafterSettings
+from inference.lab.drafter.train import DrafterTrainer
+from inference.loading import load_engine
 from inference.runtimes.base import Feed, Output
 from inference.runtimes.torch_runtime import load_model
 from lsp_server.cli import main
@@ -75,7 +76,7 @@ def data(reference_data: Path) -> Path:
 def engine_with(model: Path, drafter: Path | None, **settings) -> Engine:
     values = {"model": str(model), "dtype": "float64", "prompt_format": "raw", "max_tokens": 40,
               "drafter": str(drafter) if drafter else None, **settings}  # fmt: skip
-    return Engine.load(EngineConfig(**values))
+    return load_engine(EngineConfig(**values))
 
 
 def test_a_closed_gate_is_the_base_model_and_an_open_one_acts_only_from_its_positions(

@@ -23,6 +23,7 @@ from inference.errors import (
     PackInstallError,
     UnknownSessionError,
 )
+from inference.loading import load_engine
 from tests.tiny_models import build_tiny_model
 
 pytestmark = pytest.mark.timeout(60)
@@ -31,7 +32,7 @@ pytestmark = pytest.mark.timeout(60)
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory) -> Engine:
     folder = build_tiny_model(tmp_path_factory.mktemp("short-context"), max_positions=64)
-    return Engine.load(EngineConfig(model=str(folder), dtype="float32", max_tokens=8))
+    return load_engine(EngineConfig(model=str(folder), dtype="float32", max_tokens=8))
 
 
 def test_empty_request(engine):
@@ -62,13 +63,13 @@ def test_unknown_session(engine):
 
 def test_unknown_model_name():
     with pytest.raises(ModelNotFoundError, match="neither a model pack"):
-        Engine.load(EngineConfig(model="no-such-model"))
+        load_engine(EngineConfig(model="no-such-model"))
 
 
 def test_pack_not_installed(monkeypatch, tmp_path):
     monkeypatch.setenv("PREWRITE_CACHE", str(tmp_path))
     with pytest.raises(ModelNotInstalledError, match="prewrite models install"):
-        Engine.load(EngineConfig(model="qwen2.5-coder-1.5b"))
+        load_engine(EngineConfig(model="qwen2.5-coder-1.5b"))
 
 
 def test_model_folder_with_missing_files(tiny_model_dir, tmp_path):
@@ -76,9 +77,9 @@ def test_model_folder_with_missing_files(tiny_model_dir, tmp_path):
     shutil.copytree(tiny_model_dir, broken)
     (broken / "model.safetensors").unlink()
     with pytest.raises(ModelFolderError, match="missing: weights"):
-        Engine.load(EngineConfig(model=str(broken)))
+        load_engine(EngineConfig(model=str(broken)))
     with pytest.raises(ModelFolderError, match="does not exist"):
-        Engine.load(EngineConfig(model=str(tmp_path / "nowhere")))
+        load_engine(EngineConfig(model=str(tmp_path / "nowhere")))
 
 
 def test_invalid_settings_name_the_field():
@@ -179,7 +180,7 @@ def test_a_pack_of_the_older_layout_counts_as_not_installed(monkeypatch, tmp_pat
     (target / "model.safetensors").write_bytes(b"old")
     assert not packs.is_installed("smollm2-135m")
     with pytest.raises(ModelNotInstalledError, match="prewrite models install"):
-        Engine.load(EngineConfig(model="smollm2-135m"))
+        load_engine(EngineConfig(model="smollm2-135m"))
 
 
 def test_a_pack_installs_its_gguf_and_converts_for_torch_only_when_asked(
@@ -207,9 +208,9 @@ def test_a_pack_installs_its_gguf_and_converts_for_torch_only_when_asked(
     assert packs.is_installed("smollm2-135m") and not packs.has_weights(folder)
     names = {p.name for p in folder.iterdir()}
     assert {"tiny.gguf", "tokenizer.json", "config.json", packs.MARKER} <= names
-    on_llama = Engine.load(EngineConfig(model="smollm2-135m", runtime="llamacpp", max_tokens=4))
+    on_llama = load_engine(EngineConfig(model="smollm2-135m", runtime="llamacpp", max_tokens=4))
     assert not packs.has_weights(folder)  # llama.cpp ran the GGUF as it is
-    on_torch = Engine.load(EngineConfig(model="smollm2-135m", runtime="torch", max_tokens=4))
+    on_torch = load_engine(EngineConfig(model="smollm2-135m", runtime="torch", max_tokens=4))
     assert packs.has_weights(folder)  # written once, on the torch runtime's first load
     request = Request("x = 1\n# add one to x\n")
     assert on_llama.generate(request).token_ids == on_torch.generate(request).token_ids

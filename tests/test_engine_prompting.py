@@ -10,6 +10,7 @@ import pytest
 from inference.api import Request
 from inference.engine.prompting import PromptBuilder, extract_body, function_indent
 from inference.errors import ConfigError, EmptyRequestError
+from inference.loading import load_engine
 from tests.tiny_models import build_tokenizer
 
 pytestmark = pytest.mark.timeout(60)
@@ -58,12 +59,11 @@ def test_without_the_code_below_an_edit_of_the_spec_leaves_the_prompt_tail_alone
 @pytest.mark.parametrize(("setting", "used"), [("auto", False), ("always", True), ("never", False)])
 def test_the_code_below_stays_out_on_a_cpu_unless_asked_for(tiny_gguf_dir, setting, used):
     from inference.config import validate_engine_config
-    from inference.engine import Engine
 
     config = validate_engine_config(
         {"model": str(tiny_gguf_dir), "runtime": "llamacpp", "code_below": setting}
     )
-    engine = Engine.load(config)
+    engine = load_engine(config)
     try:
         assert engine.runtime.info.device == "cpu"
         assert engine.builder.code_below is used

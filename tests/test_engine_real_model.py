@@ -18,6 +18,7 @@ from inference.api import Request
 from inference.config import EngineConfig
 from inference.engine import Engine
 from inference.engine.kvcache import KVState, run_alone
+from inference.loading import load_engine
 
 pytestmark = [pytest.mark.real_model, pytest.mark.timeout(300)]
 
@@ -40,7 +41,7 @@ NEAR_TIE = 1.2  # logits apart: what llama.cpp's batch-shape noise can flip on t
 def engine(request, real_model_name) -> Engine:
     runtime, _, numerics = request.param.partition("-")
     dtype = "float32" if runtime == "torch" else "auto"
-    return Engine.load(
+    return load_engine(
         EngineConfig(
             model=real_model_name, runtime=runtime, dtype=dtype, prompt_format="chat",
             max_tokens=128, threads=2, numerics=numerics or "auto",
@@ -78,7 +79,7 @@ def test_docstring_typed_in_three_steps_equals_plain_greedy(engine):
 
 
 def test_threshold_mode_finishes_and_reports_its_rule(real_model_name):
-    engine = Engine.load(
+    engine = load_engine(
         EngineConfig(
             model=real_model_name, prompt_format="chat", max_tokens=64, acceptance="threshold"
         )
@@ -92,7 +93,7 @@ def test_threshold_mode_finishes_and_reports_its_rule(real_model_name):
 
 def test_sample_mode_with_a_fixed_seed_is_reproducible(real_model_name):
     def run() -> list[int]:
-        engine = Engine.load(
+        engine = load_engine(
             EngineConfig(
                 model=real_model_name, prompt_format="chat", max_tokens=48,
                 acceptance="sample", seed=3,

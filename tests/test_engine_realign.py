@@ -15,6 +15,7 @@ from inference.config import EngineConfig
 from inference.engine import Engine
 from inference.engine.realign import complete, resume_at
 from inference.errors import Superseded
+from inference.loading import load_engine
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -29,7 +30,7 @@ def engine(request, tiny_model_dir, tiny_gguf_dir) -> Engine:
     settings = {"model": str(folder), "runtime": request.param, "threads": 1, "max_tokens": 16}
     if request.param == "torch":
         settings["dtype"] = "float64"
-    return Engine.load(EngineConfig(**settings))
+    return load_engine(EngineConfig(**settings))
 
 
 def test_an_unchanged_spec_keeps_every_line_of_the_body(engine):

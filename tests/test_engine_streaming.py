@@ -16,6 +16,7 @@ from inference.api import Request
 from inference.config import EngineConfig
 from inference.engine import Engine
 from inference.errors import Superseded
+from inference.loading import load_engine
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -38,7 +39,7 @@ class Backend:
         if self.runtime == "torch":
             settings["dtype"] = "float64"
         settings.update(overrides)
-        return Engine.load(EngineConfig(**settings))
+        return load_engine(EngineConfig(**settings))
 
     def reference(self, engine: Engine, request: Request) -> list[int]:
         """Greedy decoding by the runtime library itself, cut by the engine's stop rule."""

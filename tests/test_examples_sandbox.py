@@ -188,7 +188,7 @@ def below_zero(operations: List[int]) -> bool:
 
 
 def test_the_bench_runs_a_prompts_examples_on_an_answer(sandbox):
-    from inference.bench.examples import run_examples
+    from inference.lab.bench.examples import run_examples
 
     right = "    balance = 0\n    for op in operations:\n        balance += op\n" \
             "        if balance < 0:\n            return True\n    return False\n"  # fmt: skip

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from inference.gpucheck.check import CheckOptions, verdict
-from inference.gpucheck.models import SHAPES, shape_params
+from inference.lab.gpucheck.check import CheckOptions, verdict
+from inference.lab.gpucheck.models import SHAPES, shape_params
 
 pytestmark = pytest.mark.timeout(300)
 SHAPE_NAMES = ["qwen2.5-coder-1.5b", "qwen2.5-coder-7b"]

@@ -18,13 +18,14 @@ import pytest
 from inference.api import Request
 from inference.config import EngineConfig
 from inference.engine import Engine
+from inference.loading import load_engine
 from tests.references import check_identical
 
 pytestmark = [pytest.mark.real_model, pytest.mark.timeout(1200)]
 
 @pytest.fixture(scope="module")
 def qwen_llamacpp(code_model_name: str) -> Iterator[Engine]:
-    engine = Engine.load(
+    engine = load_engine(
         EngineConfig(model=code_model_name, runtime="llamacpp", max_tokens=64, threads=2)
     )
     assert engine.runtime.info.extra["numerics"] == "invariant"  # as `make venv` builds it
@@ -63,7 +64,7 @@ def test_torch_streaming_equals_transformers_generate(real_model_name: str) -> N
 
     from inference import packs
 
-    engine = Engine.load(
+    engine = load_engine(
         EngineConfig(
             model=real_model_name, runtime="torch", dtype="float32", prompt_format="chat",
             max_tokens=48, threads=2,

@@ -26,6 +26,7 @@ from inference.config import EngineConfig
 from inference.engine import Engine
 from inference.engine.engine import Update
 from inference.errors import ModelError, RuntimeFailure
+from inference.loading import load_engine
 from tests.lsp_fixtures import SERVER, Doc, PrewriteClient, finish, inline, plain, start, stats
 from tests.references import check_identical
 from tests.tiny_models import build_tiny_model
@@ -63,7 +64,7 @@ def engine_on(url: str, **settings: Any) -> Engine:
     # on a busy 2-core machine (an AMX Xeon about twice as slow as the EPYCs), as in the LSP test
     values = {"model": MODEL, "runtime": "vllm", "vllm_url": url, "prompt_format": "chat",
               "max_tokens": 64, "vllm_timeout_s": 120, **settings}  # fmt: skip
-    return Engine.load(EngineConfig(**values))
+    return load_engine(EngineConfig(**values))
 
 
 def vllm_greedy(engine: Engine, request: Request, tokens: int) -> list[int]:
@@ -138,7 +139,7 @@ def test_two_documents_drafted_at_once_each_get_their_own_greedy_answer(vllm):
 def test_a_server_with_another_vocabulary_is_refused(vllm, tmp_path):
     folder = build_tiny_model(tmp_path / "tiny")
     with pytest.raises(ModelError, match="another vocabulary"):
-        Engine.load(EngineConfig(model=str(folder), runtime="vllm", vllm_url=vllm.url))
+        load_engine(EngineConfig(model=str(folder), runtime="vllm", vllm_url=vllm.url))
 
 
 @pytest.fixture

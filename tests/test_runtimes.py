@@ -14,6 +14,7 @@ from inference.engine import Engine
 from inference.engine.engine import Update
 from inference.engine.kvcache import KVState, run_alone
 from inference.errors import ConfigError, ContextOverflowError, ModelFolderError
+from inference.loading import load_engine
 from inference.runtimes import choose_runtime, load_runtime, model_files
 from inference.runtimes.base import Feed, Runtime
 
@@ -131,7 +132,7 @@ def test_plain_decoding_from_a_sessions_cache_is_plain_decoding(
     runtime, tiny_model_dir, tiny_gguf_dir
 ):
     folder = tiny_model_dir if runtime.info.kind == "torch" else tiny_gguf_dir
-    engine = Engine.load(settings(runtime.info.kind, folder, max_tokens=12, lookahead=0))
+    engine = load_engine(settings(runtime.info.kind, folder, max_tokens=12, lookahead=0))
     engine.open("doc")
     engine.update("doc", Request(PROMPT), 1)
     before = dict(engine.counter.tokens_by_phase)
@@ -157,7 +158,7 @@ def test_several_sequences_in_one_forward_equal_separate_forwards(runtime):
 
 def test_update_many_gives_each_session_its_own_answer(runtime, tiny_model_dir, tiny_gguf_dir):
     folder = tiny_model_dir if runtime.info.kind == "torch" else tiny_gguf_dir
-    engine = Engine.load(settings(runtime.info.kind, folder, max_tokens=12, lookahead=0))
+    engine = load_engine(settings(runtime.info.kind, folder, max_tokens=12, lookahead=0))
     requests = [Request(PROMPT), Request("x = 1\n# add one to x\n"), Request("# print it\n")]
     alone = [engine.generate(r).token_ids for r in requests]
     for i in range(3):
@@ -175,7 +176,7 @@ def test_update_many_gives_each_session_its_own_answer(runtime, tiny_model_dir, 
 
 def test_an_admitted_update_joins_the_running_ones(runtime, tiny_model_dir, tiny_gguf_dir):
     folder = tiny_model_dir if runtime.info.kind == "torch" else tiny_gguf_dir
-    engine = Engine.load(settings(runtime.info.kind, folder, max_tokens=12, lookahead=0))
+    engine = load_engine(settings(runtime.info.kind, folder, max_tokens=12, lookahead=0))
     requests = [Request(PROMPT), Request("x = 1\n# add one to x\n")]
     alone = [engine.generate(r).token_ids for r in requests]
     engine.open("first")
@@ -198,7 +199,7 @@ def test_an_admitted_update_joins_the_running_ones(runtime, tiny_model_dir, tiny
 
 def test_update_many_reports_a_failure_and_serves_the_rest(runtime, tiny_model_dir, tiny_gguf_dir):
     folder = tiny_model_dir if runtime.info.kind == "torch" else tiny_gguf_dir
-    engine = Engine.load(settings(runtime.info.kind, folder, max_tokens=6))
+    engine = load_engine(settings(runtime.info.kind, folder, max_tokens=6))
     engine.open("ok")
     engine.open("old")
     engine.supersede("old", 5)
@@ -214,7 +215,7 @@ def test_update_many_reports_a_failure_and_serves_the_rest(runtime, tiny_model_d
 
 
 def llama_engine(folder: Path, **overrides) -> Engine:
-    return Engine.load(settings("llamacpp", folder, max_tokens=16, lookahead=0, **overrides))
+    return load_engine(settings("llamacpp", folder, max_tokens=16, lookahead=0, **overrides))
 
 
 def test_more_sessions_than_sequence_ids_evicts_the_least_recently_used(tiny_gguf_dir):
@@ -300,7 +301,7 @@ def test_a_file_that_is_not_a_gguf_is_refused(tmp_path):
     fake = tmp_path / "model.gguf"
     fake.write_bytes(b"PK\x03\x04 not a model")
     with pytest.raises(ModelFolderError, match="not a GGUF file"):
-        Engine.load(EngineConfig(model=str(fake), runtime="llamacpp"))
+        load_engine(EngineConfig(model=str(fake), runtime="llamacpp"))
 
 
 def test_a_truncated_gguf_is_refused(tiny_gguf_dir, tmp_path):
@@ -309,7 +310,7 @@ def test_a_truncated_gguf_is_refused(tiny_gguf_dir, tmp_path):
     data = (cut / "tiny.gguf").read_bytes()
     (cut / "tiny.gguf").write_bytes(data[: len(data) // 2])
     with pytest.raises(ModelFolderError, match="could not load"):
-        Engine.load(EngineConfig(model=str(cut), runtime="llamacpp"))
+        load_engine(EngineConfig(model=str(cut), runtime="llamacpp"))
 
 
 def test_torch_only_settings_are_refused_on_llama_cpp(tiny_gguf_dir, tiny_model_dir):
@@ -333,7 +334,7 @@ def test_auto_picks_llama_cpp_for_a_gguf_on_the_cpu_and_torch_otherwise(
 
 
 def test_caches_beyond_the_memory_budget_are_evicted_least_recently_used_first(tiny_model_dir):
-    engine = Engine.load(settings("torch", tiny_model_dir, dtype="float64", max_tokens=8,
+    engine = load_engine(settings("torch", tiny_model_dir, dtype="float64", max_tokens=8,
                                   lookahead=0, memory_budget_mb=1))  # fmt: skip
     texts = [f"# note {i}\n" + "values = [3, 1, 2]\n" * 24 for i in range(3)]  # ~390 tokens
     answers = [engine.generate(Request(t)).token_ids for t in texts]
@@ -353,7 +354,7 @@ def test_caches_beyond_the_memory_budget_are_evicted_least_recently_used_first(t
 
 @pytest.mark.parametrize("kind", ["torch", "llamacpp"])
 def test_the_runtimes_benchmark_measures_each_runtime(kind, tiny_model_dir, tiny_gguf_dir):
-    from inference.bench.runtimes import format_figures, measure_runtime
+    from inference.lab.bench.runtimes import format_figures, measure_runtime
 
     folder = tiny_model_dir if kind == "torch" else tiny_gguf_dir
     prompts = [PROMPT, "def add(a, b):\n    # return the sum\n", "text = 'abc'\n# reverse it\n"]

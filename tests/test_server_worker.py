@@ -12,10 +12,18 @@ from collections.abc import Callable, Sequence
 
 import pytest
 
-from inference.api import CacheUse, Completion, Cost, ForwardCounter, Request, Rewrite, Update
+from inference.api import (
+    CacheUse,
+    Completion,
+    Cost,
+    ForwardCounter,
+    Request,
+    Rewrite,
+    RuntimeInfo,
+    Update,
+)
 from inference.config import EngineConfig
 from inference.errors import ContextOverflowError, ModelNotFoundError, Superseded
-from inference.runtimes.base import RuntimeInfo
 from lsp_server.engine_api import DraftEngine
 from lsp_server.scheduling import OVERDUE_S, PAUSED_S
 from lsp_server.worker import DraftEvent, Worker, respec_session

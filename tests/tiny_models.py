@@ -18,7 +18,7 @@ import numpy as np
 import torch
 from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
-from inference.gpucheck.models import byte_level_bpe
+from inference.lab.gpucheck.models import byte_level_bpe
 
 SPECIAL = ["<|endoftext|>", "<|fim_prefix|>", "<|fim_suffix|>", "<|fim_middle|>"]
 

@@ -18,6 +18,7 @@ from inference.api import (
     ForwardCounter,
     Request,
     Rewrite,
+    RuntimeInfo,
     Update,
 )
 from inference.config import EngineConfig
@@ -29,9 +30,7 @@ from inference.engine.realign import Contrast, realign
 from inference.engine.session import Session
 from inference.engine.stopping import StopRule
 from inference.errors import ContextOverflowError, RequestError, Superseded, UnknownSessionError
-from inference.packs import PACKS
-from inference.runtimes import load_runtime
-from inference.runtimes.base import Runtime, RuntimeInfo, ShapeHints
+from inference.runtimes.base import Runtime, ShapeHints
 
 DRAFTING, RESIDUAL, BASELINE, WARMUP = "drafting", "residual", "baseline", "warmup"
 RESPEC = "respec"  # re-verifying bodies against changed specs
@@ -46,16 +45,19 @@ class Engine:
     forward.
     """
 
-    def __init__(self, config: EngineConfig, runtime: Runtime):
+    def __init__(
+        self, config: EngineConfig, runtime: Runtime, preferred_format: str | None = None
+    ):
+        """An engine over a loaded `runtime`; `preferred_format` is the model's own prompt
+        format (its pack's) where the settings leave it to the engine."""
         self.config = config
         self.runtime = runtime
-        pack = PACKS.get(config.model)
         below = config.code_below == "always" or (
             config.code_below == "auto" and runtime.info.device != "cpu"
         )
         self.builder = PromptBuilder(
             runtime.tokenizer, config.prompt_format, config.stop_strings, config.system_prompt,
-            preferred=pack.prompt_format if pack else None, code_below=below,
+            preferred=preferred_format, code_below=below,
         )  # fmt: skip
         self.counter = ForwardCounter()
         runtime.on_forward = self._record_forward
@@ -67,11 +69,6 @@ class Engine:
         self._eos = runtime.eos_ids
         self._piece = functools.lru_cache(maxsize=None)(self._decode_one)
         self.memory = MemoryBudget(config.memory_budget_mb or default_budget_mib())
-
-    @classmethod
-    def load(cls, config: EngineConfig) -> Engine:
-        """Load the configured model in its runtime and build an engine around it."""
-        return cls(config, load_runtime(config))
 
     @property
     def batch_limit(self) -> int:

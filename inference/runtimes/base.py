@@ -10,14 +10,16 @@ tensors, so the acceptance rules work on any runtime (`torch.from_numpy` costs n
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
+
+from inference.api import RuntimeInfo
 
 if TYPE_CHECKING:
     import torch
     from transformers import PreTrainedTokenizerBase
 
-    from inference.drafter.drafter import Drafter
+    from inference.adapters.drafter import Drafter
 
 ForwardHook = Callable[[int], None]  # called with the token count of every forward
 
@@ -79,18 +81,6 @@ class Output:
     noise_rows: torch.Tensor | None = None
     requests: int = 0
     request_tokens: int = 0
-
-
-@dataclass(frozen=True)
-class RuntimeInfo:
-    """What a runtime is, for people and for results files."""
-
-    kind: str  # "torch", "llamacpp" or "vllm"
-    device: str
-    dtype: str  # torch dtype, or the GGUF's weight type for llama.cpp
-    threads: int
-    version: str  # the runtime library's version
-    extra: dict[str, object] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -29,17 +29,18 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
+from inference.api import RuntimeInfo
 from inference.errors import ConfigError, ContextOverflowError, ModelFolderError, RuntimeFailure
 from inference.runtimes import model_files
-from inference.runtimes.base import Feed, ForwardHook, Output, RuntimeInfo, ShapeHints, eos_ids
+from inference.runtimes.base import Feed, ForwardHook, Output, ShapeHints, eos_ids
 from inference.runtimes.cpu_load import FreeCores
 from inference.runtimes.llamacpp_numerics import TILED_VARIABLE, choose_numerics
 from inference.runtimes.machine import amx_state, describe_cpu, llamacpp_vector
 from inference.runtimes.model_files import ModelFiles
 
 if TYPE_CHECKING:
+    from inference.adapters.drafter import Drafter
     from inference.config import EngineConfig
-    from inference.drafter.drafter import Drafter
 
 AMX_VARIABLE = "PREWRITE_LLAMACPP_AMX"  # "1": let llama.cpp's AMX kernels run (module docstring)
 _NO_SLOT = 1  # llama_decode: no KV cells for the batch; the cache is as it was before the call
@@ -454,9 +455,9 @@ class LlamaCppRuntime:
 
     def _apply_adapter(self, name: str, files: ModelFiles) -> None:
         """Convert the adapter to a GGUF LoRA (once) and set it on the context, scale 1."""
-        from inference.adapt.adapter import check_adapter
-        from inference.adapt.identity import gguf_identity
-        from inference.runtimes.lora_gguf import gguf_lora
+        from inference.adapters.adapter import check_adapter
+        from inference.adapters.gguf import gguf_lora
+        from inference.adapters.identity import gguf_identity
 
         assert files.gguf is not None
         gguf = files.gguf

@@ -16,16 +16,17 @@ import torch
 from transformers import AutoModelForCausalLM, DynamicCache, PreTrainedTokenizerBase
 
 from inference import packs
+from inference.api import RuntimeInfo
 from inference.errors import ModelFolderError
 from inference.runtimes import model_files
-from inference.runtimes.base import Feed, ForwardHook, Output, RuntimeInfo, ShapeHints, eos_ids
+from inference.runtimes.base import Feed, ForwardHook, Output, ShapeHints, eos_ids
 from inference.runtimes.device import resolve_device, resolve_dtype, set_threads
 from inference.runtimes.machine import describe_cpu
 from inference.runtimes.model_files import ModelFiles
 
 if TYPE_CHECKING:
+    from inference.adapters.drafter import Drafter, DrafterMode
     from inference.config import EngineConfig
-    from inference.drafter.drafter import Drafter, DrafterMode
 
 
 @dataclass
@@ -88,12 +89,12 @@ def load_model(
     except (OSError, ValueError, KeyError) as exc:
         raise ModelFolderError(f"could not load model {name!r} from {source}: {exc}") from exc
     if adapter is not None:
-        from inference.adapt.adapter import apply_adapter  # peft costs a second and a half
+        from inference.adapters.adapter import apply_adapter  # peft costs a second and a half
 
         model = apply_adapter(model, adapter, name)
     parallel = None
     if drafter is not None:
-        from inference.drafter.drafter import load_drafter
+        from inference.adapters.drafter import load_drafter
 
         model, parallel = load_drafter(model, drafter, name, block=drafter_block, mode=drafter_mode)
     model = model.to(device).eval()  # type: ignore[arg-type]

@@ -20,15 +20,16 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from inference.api import RuntimeInfo
 from inference.errors import ConfigError, ContextOverflowError, ModelError, RuntimeFailure
 from inference.runtimes import model_files
-from inference.runtimes.base import Feed, ForwardHook, Output, RuntimeInfo, ShapeHints, eos_ids
+from inference.runtimes.base import Feed, ForwardHook, Output, ShapeHints, eos_ids
 from inference.runtimes.model_files import ModelFiles
 from inference.runtimes.vllm_client import Choice, VllmClient
 
 if TYPE_CHECKING:
+    from inference.adapters.drafter import Drafter
     from inference.config import EngineConfig
-    from inference.drafter.drafter import Drafter
 
 TOP = 1  # logprobs asked per position beyond the fed token: the greedy one is all exact needs
 _PROBE = 'def héllo_wörld(x):\n\t"""Return x² — «ok»."""\n    return {"a": [1, 2.5e-3]}  # 你好\n'

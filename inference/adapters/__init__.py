@@ -1,0 +1,1 @@
+"""LoRA adapters and the gated drafter, as a runtime loads them (training is in `inference.lab`)."""
