@@ -78,7 +78,7 @@ VSCODE := editor-clients/vscode
 vsix:
 	cd $(VSCODE) && npm ci --no-audit --no-fund && npm run build && npm run package
 
-# Editor clients: Neovim for tests/test_neovim_client.py (apt-get when root), the VS Code extension's Node tests.
+# Editor clients: Neovim for tests/editor_clients/test_neovim.py (apt-get when root), the VS Code extension's Node tests.
 clients-test: venv models-test vsix
 	command -v nvim >/dev/null || [ "$$(id -u)" != 0 ] || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq neovim)
 	cd $(VSCODE) && npm test
@@ -91,7 +91,7 @@ vscode-e2e: venv models-test vsix
 		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium libkrb5-dev)
 	cd $(VSCODE) && node out/e2e/install.js && npm run e2e
 
-# bubblewrap: the sandbox a draft's doctest examples run in (tests/test_examples_sandbox.py).
+# bubblewrap: the sandbox a draft's doctest examples run in (tests/inference/examples/test_sandbox.py).
 sandbox:
 	command -v bwrap >/dev/null || [ "$$(id -u)" != 0 ] || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap)
 

@@ -1,7 +1,7 @@
 """Specs typed in steps, streamed by the engine and compared with an independent reference decoder.
 
-Shared by test_independent_references.py (llama-cpp-python, transformers) and
-test_runtime_vllm.py (vLLM's own completion).
+Shared by tests/inference/engine/test_independent_references.py (llama-cpp-python, transformers) and
+tests/inference/runtimes/test_vllm_runtime.py (vLLM's own completion).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The server settings table of the Neovim README, rendered from `prewrite settings-schema`.
 
 Run `python editor-clients/neovim/scripts/settings_table.py` (with the project's Python) to
-rewrite the table; tests/test_neovim_client.py checks that it matches the schema.
+rewrite the table; tests/editor_clients/test_neovim.py checks that it matches the schema.
 """
 
 from __future__ import annotations

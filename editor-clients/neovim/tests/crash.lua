@@ -1,6 +1,6 @@
 -- Crash recovery end to end: the server is killed with SIGKILL while the docstring is typed; the
 -- plugin shows that it restarts, attaches the buffer to the new server (edits made meanwhile
--- included), and the next trigger is answered. Run by tests/test_neovim_client.py.
+-- included), and the next trigger is answered. Run by tests/editor_clients/test_neovim.py.
 local t = require("harness")
 local prewrite = require("prewrite")
 local session = require("session")

@@ -1,7 +1,7 @@
 -- Crashes beyond the limit stop the restarts, with one message naming :PrewriteRestart; clean stops
 -- (:LspStop's vim.lsp.stop_client, :PrewriteStop) are never taken for crashes; edits made while
 -- stopped reach the server :PrewriteRestart starts. The real server is killed as soon as it is
--- initialized. Run by tests/test_neovim_client.py.
+-- initialized. Run by tests/editor_clients/test_neovim.py.
 local t = require("harness")
 local prewrite = require("prewrite")
 local session = require("session")

@@ -1,5 +1,5 @@
 -- End to end against the real server: Tab fallback, live draft preview, trigger key, ghost text,
--- dismiss on typing, idle trigger, accept, and :PrewriteStatus. Run by tests/test_neovim_client.py.
+-- dismiss on typing, idle trigger, accept, and :PrewriteStatus. Run by tests/editor_clients/test_neovim.py.
 local t = require("harness")
 local prewrite = require("prewrite")
 local session = require("session")

@@ -1,7 +1,7 @@
 -- End to end against the real server, with the defaults: filetypes from the server, the
 -- automatic trigger, the draft status in the statusline, typing through the ghost text (no
 -- request), accepting a word and a line, and switching one language off. Run by
--- tests/test_neovim_client.py.
+-- tests/editor_clients/test_neovim.py.
 local t = require("harness")
 local prewrite = require("prewrite")
 local session = require("session")

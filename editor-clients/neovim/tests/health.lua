@@ -1,5 +1,5 @@
 -- :checkhealth prewrite against the real server whose model pack is not installed: the error
--- names the command that installs it. Run by tests/test_neovim_client.py.
+-- names the command that installs it. Run by tests/editor_clients/test_neovim.py.
 local t = require("harness")
 local prewrite = require("prewrite")
 

@@ -1,6 +1,6 @@
 -- A changed docstring of a function that has a body, against the real server: the Hint appears,
 -- `vim.lsp.buf.code_action()` lists prewrite's action, choosing it updates the body (the
--- person's lines stay), and the Hint goes. Run by tests/test_neovim_client.py.
+-- person's lines stay), and the Hint goes. Run by tests/editor_clients/test_neovim.py.
 local t = require("harness")
 local prewrite = require("prewrite")
 local session = require("session")

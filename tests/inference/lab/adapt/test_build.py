@@ -20,11 +20,12 @@ from inference.lab.adapt.settings import BuildSettings
 from inference.lab.problems.segment import split_prompt
 from inference.lab.problems.suites import humaneval_path
 from inference.loading import load_engine
+from tests.paths import TEST_DATA
 from tests.tiny_models import build_tiny_model
 
 pytestmark = [pytest.mark.usefixtures("one_torch_thread"), pytest.mark.timeout(60)]
 
-DATA = Path(__file__).parent / "data" / "adapt"
+DATA = TEST_DATA / "adapt"
 CLAMP_PROMPT = (
     "def clamp(value, low, high):\n"
     '    """Limit value to the closed interval [low, high].\n'

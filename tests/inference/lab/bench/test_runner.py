@@ -19,10 +19,11 @@ from inference.lab.bench.runner import BenchRun, run_suite, run_suites
 from inference.lab.problems.problem import Problem
 from inference.lab.problems.sandbox import Limits
 from inference.lab.problems.suites import read_jsonl
+from tests.paths import TEST_DATA
 
 pytestmark = pytest.mark.timeout(60)
 
-DATA = Path(__file__).parent / "data" / "bench"
+DATA = TEST_DATA / "bench"
 ANSWER = "    return a + b\n"
 
 

@@ -21,6 +21,7 @@ from lsprotocol import types
 
 from tests.compilers import compile_errors
 from tests.lsp_fixtures import SERVER, Doc, PrewriteClient, apply_edit, finish, start, stats
+from tests.paths import REPO
 
 pytestmark = [
     pytest.mark.real_model,
@@ -31,7 +32,7 @@ pytestmark = [
 IDLE_MS = 300
 OFFER_TIMEOUT_S = 120
 
-TEST_DATA = Path(__file__).resolve().parents[1] / "editor-clients" / "test-data"
+TEST_DATA = REPO / "editor-clients" / "test-data"
 CHUNKS = (TEST_DATA / "chunks.py").read_text(encoding="utf-8").replace("in order.", "in order.‸")
 CHUNKS_SENTENCE = " Raise ValueError when size is not positive."
 LARGEST_TS = (TEST_DATA / "largest.ts").read_text(encoding="utf-8").replace("xs.", "xs.‸", 1)

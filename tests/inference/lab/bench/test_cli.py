@@ -10,10 +10,11 @@ import pytest
 from inference import packs
 from inference.lab.bench.results import shape_problems
 from lsp_server.cli import main
+from tests.paths import TEST_DATA
 
 pytestmark = pytest.mark.timeout(600)
 
-DATA = Path(__file__).parent / "data" / "bench"
+DATA = TEST_DATA / "bench"
 MODEL = "smollm2-135m"
 
 

@@ -17,10 +17,11 @@ from pathlib import Path
 import pytest
 
 from inference.packs import cache_root
+from tests.paths import REPO
 
 pytestmark = pytest.mark.timeout(600)
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = REPO
 PLUGIN = ROOT / "editor-clients" / "neovim"
 TEST_DATA = ROOT / "editor-clients" / "test-data"
 

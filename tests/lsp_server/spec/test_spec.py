@@ -23,10 +23,11 @@ from lsp_server.spec import (
     without_lines_below,
 )
 from lsp_server.spec.changes import body_edits, code_edits, lines_touched
+from tests.paths import TEST_DATA
 
 pytestmark = pytest.mark.timeout(60)
 
-DATA = Path(__file__).parent / "data" / "spec"
+DATA = TEST_DATA / "spec"
 CURSOR = "‸"
 CASES = sorted(DATA.glob("*.case"))
 

@@ -5,8 +5,8 @@ a bug in both would pass a comparison with it. Here each session's spec is strea
 and the answer compared with plain greedy decoding done by another program on the same final
 prompt: llama-cpp-python's own `Llama` (qwen2.5-coder-0.5b, the same batch-invariant kernels)
 and transformers' `generate` (smollm2-135m, float32). vLLM's own completion is the reference in
-test_runtime_vllm.py, on the same sessions. The engine's stop rule, a function of the answer's
-text alone, says where each reference's answer ends.
+tests/inference/runtimes/test_vllm_runtime.py, on the same sessions. The engine's stop rule, a
+function of the answer's text alone, says where each reference's answer ends.
 """
 
 from __future__ import annotations

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import ast
 import json
-from pathlib import Path
 
 import pytest
 
 from inference.lab.problems.segment import DocstringNotFound, split_docstring, split_prompt
 from inference.lab.problems.suites import load_suite, read_jsonl
+from tests.paths import TEST_DATA
 
 pytestmark = pytest.mark.timeout(60)
 
-DATA = Path(__file__).parent / "data" / "bench"
+DATA = TEST_DATA / "bench"
 CASES = json.loads((DATA / "segmentation.json").read_text(encoding="utf-8"))
 
 

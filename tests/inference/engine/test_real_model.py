@@ -10,7 +10,6 @@ part at a near-tie, and nowhere else.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -19,6 +18,7 @@ from inference.config import EngineConfig
 from inference.engine import Engine
 from inference.engine.kvcache import KVState, run_alone
 from inference.loading import load_engine
+from tests.paths import TEST_DATA
 
 pytestmark = [pytest.mark.real_model, pytest.mark.timeout(300)]
 
@@ -108,7 +108,7 @@ def test_sample_mode_with_a_fixed_seed_is_reproducible(real_model_name):
 
 def test_an_answer_that_is_another_function_is_no_suggestion(engine):
     """smollm2 answers this spec with a new `def distance_midpoint` (seen in a real VS Code)."""
-    saved = Path(__file__).parent / "data" / "answers" / "chat_answers.json"
+    saved = TEST_DATA / "answers" / "chat_answers.json"
     case = json.loads(saved.read_text(encoding="utf-8"))[1]
     answer = engine.generate(Request(case["request"]))
     assert engine.runtime.tokenizer.decode(answer.token_ids).startswith("def distance_midpoint")

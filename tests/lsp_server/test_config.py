@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import re
 import shutil
-from pathlib import Path
 
 import pytest
 
@@ -22,10 +21,11 @@ from lsp_server.config import (
 )
 from lsp_server.errors import SettingsError
 from lsp_server.trace import Trace, read_workspace_settings
+from tests.paths import REPO, TEST_DATA
 
 pytestmark = pytest.mark.timeout(60)
 
-DATA = Path(__file__).parent / "data" / "server"
+DATA = TEST_DATA / "server"
 
 
 def test_wire_names_are_camel_case_and_snake_case_is_accepted_too():
@@ -136,8 +136,8 @@ async def test_a_trace_that_cannot_be_written_is_reported_once_and_stops(tmp_pat
 
 
 def test_the_settings_table_in_the_docs_matches_the_schema():
-    doc = (Path(__file__).parents[1] / "docs" / "server.md").read_text(encoding="utf-8")
-    after = doc.split("<!-- settings-table: checked by tests/test_server_config.py -->")[1]
+    doc = (REPO / "docs" / "server.md").read_text(encoding="utf-8")
+    after = doc.split("<!-- settings-table: checked by tests/lsp_server/test_config.py -->")[1]
     table = after.strip().split("\n\n")[0]
     rows = [line for line in table.splitlines() if line.startswith("| `")]
     documented = {}

@@ -11,10 +11,11 @@ import torch
 
 from inference.lab.bench.results import shape_problems
 from lsp_server.cli import main
+from tests.paths import REPO, TEST_DATA
 
 pytestmark = pytest.mark.timeout(120)
 
-DATA = Path(__file__).parent / "data"
+DATA = TEST_DATA
 MODEL_OPTIONS = ["--dtype", "float64", "--threads", "1"]
 
 
@@ -81,7 +82,7 @@ def test_sigterm_stops_training_like_ctrl_c_and_keeps_a_checkpoint(
                "--model", str(tiny_model_dir), *MODEL_OPTIONS]  # fmt: skip
     process = subprocess.Popen(
         command,
-        cwd=Path(__file__).parent.parent,
+        cwd=REPO,
         env={**os.environ, "HF_HUB_OFFLINE": "1"},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -350,23 +350,3 @@ def test_caches_beyond_the_memory_budget_are_evicted_least_recently_used_first(t
     encoded = engine.counter.tokens_by_phase["residual"] - before
     assert encoded >= len(engine.prompt(Request(texts[0])).ids)
     assert engine.generate(Request(texts[0])).token_ids == answers[0]
-
-
-@pytest.mark.parametrize("kind", ["torch", "llamacpp"])
-def test_the_runtimes_benchmark_measures_each_runtime(kind, tiny_model_dir, tiny_gguf_dir):
-    from inference.lab.bench.runtimes import format_figures, measure_runtime
-
-    folder = tiny_model_dir if kind == "torch" else tiny_gguf_dir
-    prompts = [PROMPT, "def add(a, b):\n    # return the sum\n", "text = 'abc'\n# reverse it\n"]
-    figures = measure_runtime(
-        settings(kind, folder, max_tokens=6), prompts, sizes=[1, 4], prefix_tokens=8,
-        repeats=2,
-    )  # fmt: skip
-    assert figures.runtime == kind and set(figures.forward_ms) == {1, 4}
-    assert all(ms > 0 for ms in figures.forward_ms.values())
-    assert figures.batched_ms > 0 and figures.separate_ms > 0
-    assert figures.decoded_tokens > 0 and figures.prompts == 3
-    if kind == "llamacpp":  # llama-cpp-python's own greedy decodes the very same tokens
-        assert figures.answers_agree == 3 and figures.library_decode_ms_per_token > 0
-    table = format_figures([figures])
-    assert f"| {kind} (1 threads) |" in table and "one call / four" in table

@@ -9,10 +9,11 @@ import pytest
 
 from inference.lab.problems.errors import SuiteError
 from inference.lab.problems.suites import load_suite
+from tests.paths import TEST_DATA
 
 pytestmark = pytest.mark.timeout(60)
 
-DATA = Path(__file__).parent / "data" / "bench"
+DATA = TEST_DATA / "bench"
 
 
 def test_humaneval_comes_from_the_wheel() -> None:

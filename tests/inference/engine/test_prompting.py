@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -11,6 +10,7 @@ from inference.api import Request
 from inference.engine.prompting import PromptBuilder, extract_body, function_indent
 from inference.errors import ConfigError, EmptyRequestError
 from inference.loading import load_engine
+from tests.paths import TEST_DATA
 from tests.tiny_models import build_tokenizer
 
 pytestmark = pytest.mark.timeout(60)
@@ -137,7 +137,7 @@ def test_extract_body_refuses_an_answer_that_is_another_function():
 
 def test_real_chat_answers_saved_as_fixtures():
     """Answers real models gave (tests/data/answers): another function is no body at all."""
-    saved = Path(__file__).parent / "data" / "answers" / "chat_answers.json"
+    saved = TEST_DATA / "answers" / "chat_answers.json"
     cases = json.loads(saved.read_text(encoding="utf-8"))
     assert any(case["body"] is None for case in cases) and any(case["body"] for case in cases)
     for case in cases:
