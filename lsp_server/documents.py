@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from inference.api import Language, Request
+from inference.api import Completion, Language, Request
+from inference.examples.sandbox import ExampleRun
 from lsp_server.spec import Spec, find_spec, language_of
+from lsp_server.spec.changes import Offer
 
 TRIGGERS_KEPT = 20
 TriggerKind = Literal["invoked", "automatic", "completion"]
@@ -47,7 +50,13 @@ class Trigger:
 
 @dataclass
 class Document:
-    """One open document."""
+    """One open document, and all the server keeps of it on the event loop.
+
+    Drafting, the examples and the re-verification of changed specs keep their state here,
+    so that closing the document (`close`) ends all of it. The worker's thread keeps its own
+    view under its lock: the document's pending jobs and finished answers (scheduling.py,
+    waiting.py).
+    """
 
     uri: str
     language: Language | None
@@ -59,6 +68,26 @@ class Document:
     preview: str = ""  # the newest draft text, shown while the next one is written
     text: str | None = None  # the text after the last edit: the one before the next
     triggers: deque[Trigger] = field(default_factory=lambda: deque(maxlen=TRIGGERS_KEPT))
+    # drafting: the timer that submits a half-typed word's text; the last verified draft (tag)
+    idle_timer: asyncio.TimerHandle | None = None
+    verified: tuple[Any, Completion] | None = None
+    examples: tuple[Hashable, ExampleRun] | None = None  # the examples' run of a verified draft
+    # re-verifying a changed spec: the timer, the offer made, each body's spec before edits
+    respec_timer: asyncio.TimerHandle | None = None
+    offer: Offer | None = None
+    spec_bases: dict[str, str] = field(default_factory=dict)
+
+    def stop_idle_timer(self) -> None:
+        """Cancel drafting's idle timer, if one is waiting."""
+        if self.idle_timer is not None:
+            self.idle_timer.cancel()
+            self.idle_timer = None
+
+    def stop_respec_timer(self) -> None:
+        """Cancel the re-verification's timer, if one is waiting."""
+        if self.respec_timer is not None:
+            self.respec_timer.cancel()
+            self.respec_timer = None
 
     def edited(self, length: int, first_start: int | None, version: int | None = None) -> bool:
         """Move the anchor over an edit starting at `first_start` (None: whole text replaced).
@@ -111,8 +140,17 @@ class Documents:
         return self._docs.get(uri)
 
     def close(self, uri: str) -> None:
-        """Stop tracking a document."""
-        self._docs.pop(uri, None)
+        """Stop tracking a document: its timers stop, all it kept goes."""
+        doc = self._docs.pop(uri, None)
+        if doc is not None:
+            doc.stop_idle_timer()
+            doc.stop_respec_timer()
+
+    def stop_timers(self) -> None:
+        """Every document's timers stop (the server shuts down)."""
+        for doc in self._docs.values():
+            doc.stop_idle_timer()
+            doc.stop_respec_timer()
 
     def __iter__(self) -> Iterator[Document]:
         return iter(list(self._docs.values()))

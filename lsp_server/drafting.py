@@ -46,9 +46,7 @@ class Drafting(UsesContext):
 
     def __init__(self, context: ServerContext):
         super().__init__(context)
-        self._idle: dict[str, asyncio.TimerHandle] = {}
         self._examples: DraftExamples | None = None
-        self._verified: dict[str, tuple[DraftTag, Completion]] = {}  # the last verified drafts
         self.examples_unavailable: Callable[[str], None] = lambda why: None  # the service's
 
     def changed(
@@ -78,16 +76,14 @@ class Drafting(UsesContext):
             if spec is not None and document is not None:
                 self._draft(doc, document, spec)
 
-    def forget(self, uri: str | None = None) -> None:
-        """Cancel idle timers and example runs: one document's, or all of them."""
-        for key in [uri] if uri is not None else list(self._idle):
-            if (handle := self._idle.pop(key, None)) is not None:
-                handle.cancel()
-        if uri is not None:
-            self._verified.pop(uri, None)
-            if self._examples is not None:
-                self._examples.forget(uri)
-        elif self._examples is not None:
+    def closed(self, uri: str) -> None:
+        """A document closed: its example runs stop (its `Document` took the rest along)."""
+        if self._examples is not None:
+            self._examples.forget(uri)
+
+    def shutdown(self) -> None:
+        """The server stops: no more example runs."""
+        if self._examples is not None:
             self._examples.close()
             self._examples = None
 
@@ -97,7 +93,7 @@ class Drafting(UsesContext):
         if self._examples is None:
             loop = asyncio.get_running_loop()
             self._examples = DraftExamples(
-                loop, self.notify, self._examples_arrived, self.examples_unavailable
+                loop, self.documents, self.notify, self._examples_arrived, self.examples_unavailable
             )
         return self._examples
 
@@ -116,7 +112,7 @@ class Drafting(UsesContext):
         doc = self.documents.get(uri)
         if doc is None or not (self.active() and self.settings().drafting):
             return None
-        waits = uri in self._idle  # the idle timer submits this very text unless typing goes on
+        waits = doc.idle_timer is not None  # it submits this very text unless typing goes on
         waiting = self.worker().when_drafted(uri, spec.request, expect=waits)
         if waiting is None:  # no draft of this text: submit it, the trigger waiting on it
             tag = self._submitted(doc, document, spec)
@@ -139,7 +135,7 @@ class Drafting(UsesContext):
         if event.completion is not None:
             doc.preview = answer_text(tag.closing, event.completion.text)
         if event.status == "verified" and event.completion is not None:
-            self._verified[doc.uri] = (tag, event.completion)
+            doc.verified = (tag, event.completion)
             self._check_examples(doc, tag.request, event.completion.text)
         self._tell(doc, tag, event.status, event.completion)
 
@@ -166,10 +162,10 @@ class Drafting(UsesContext):
 
     def _examples_arrived(self, uri: str) -> None:
         """A run finished: the draft goes out again with its examples, if it is still current."""
-        doc, last = self.documents.get(uri), self._verified.get(uri)
-        if doc is None or last is None:
+        doc = self.documents.get(uri)
+        if doc is None or doc.verified is None:
             return
-        tag, completion = last
+        tag, completion = doc.verified
         if doc.tag is not None and doc.tag.request == tag.request:
             self._tell(doc, doc.tag, "verified", completion)
 
@@ -185,7 +181,7 @@ class Drafting(UsesContext):
         if spec.request == doc.submitted:
             self._same_request(doc, document, spec)
         elif wait:
-            self._when_idle(doc.uri, settings.idle_ms)
+            self._when_idle(doc, settings.idle_ms)
         else:
             self._submit(doc, document, spec)
 
@@ -195,7 +191,7 @@ class Drafting(UsesContext):
 
     def _submitted(self, doc: Document, document: TextDocument, spec: Spec) -> DraftTag:
         """The spec's request goes to the worker now: the tag its drafts are reported with."""
-        self.forget(doc.uri)  # a waiting idle timer would only submit this again
+        self._forget_draft(doc)  # a waiting idle timer would only submit this again
         doc.submitted = spec.request
         doc.tag = DraftTag.of(document, spec)
         return doc.tag
@@ -207,15 +203,24 @@ class Drafting(UsesContext):
         if completion is not None:
             self.on_event(DraftEvent(doc.uri, doc.tag, "verified", completion))
 
-    def _when_idle(self, uri: str, idle_ms: int) -> None:
-        self.forget(uri)
+    def _when_idle(self, doc: Document, idle_ms: int) -> None:
+        self._forget_draft(doc)
         loop = asyncio.get_running_loop()
-        self._idle[uri] = loop.call_later(idle_ms / 1000, self._idle_fired, uri)
+        doc.idle_timer = loop.call_later(idle_ms / 1000, self._idle_fired, doc.uri)
+
+    def _forget_draft(self, doc: Document) -> None:
+        """A new request for the document: the idle timer, verified draft and examples go."""
+        doc.stop_idle_timer()
+        doc.verified = None
+        if self._examples is not None:
+            self._examples.forget(doc.uri)
 
     def _idle_fired(self, uri: str) -> None:
-        self._idle.pop(uri, None)
         doc, document = self.documents.get(uri), self.document(uri)
-        if doc is None or document is None or not self.active():
+        if doc is None:
+            return
+        doc.idle_timer = None
+        if document is None or not self.active():
             return
         spec = doc.find(document.source, None, *self._window())
         if spec is not None and (

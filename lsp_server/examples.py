@@ -18,6 +18,7 @@ from lsprotocol import types
 from inference.api import Request
 from inference.examples.checker import ExampleChecker, docstring_examples
 from inference.examples.sandbox import ExampleRun, Sandbox
+from lsp_server.documents import Documents
 from lsp_server.notify import Notifier
 from lsp_server.spec import Spec, answer_edit
 
@@ -30,13 +31,13 @@ class DraftExamples:
     def __init__(
         self,
         loop: asyncio.AbstractEventLoop,
+        documents: Documents,
         notify: Notifier,
         arrived: Callable[[str], None],
         unavailable: Callable[[str], None],
     ):
-        self.loop, self.notify, self.arrived = loop, notify, arrived
+        self.loop, self.documents, self.notify, self.arrived = loop, documents, notify, arrived
         self.on_unavailable = unavailable  # told once why, when the sandbox does not work
-        self._results: dict[str, tuple[Hashable, ExampleRun]] = {}
         self._checker: ExampleChecker | None = None
         self._probing: threading.Thread | None = None
         self._after_probe: tuple[str, Hashable, str, str] | None = None
@@ -61,12 +62,14 @@ class DraftExamples:
 
     def known(self, uri: str, key: Hashable) -> ExampleRun | None:
         """The result for this draft of the document, if it has come."""
-        kept = self._results.get(uri)
+        doc = self.documents.get(uri)
+        kept = doc.examples if doc is not None else None
         return kept[1] if kept is not None and kept[0] == key else None
 
     def forget(self, uri: str) -> None:
-        """The document closed: its results and runs go."""
-        self._results.pop(uri, None)
+        """The document closed, or has a new draft: its result and runs go."""
+        if (doc := self.documents.get(uri)) is not None:
+            doc.examples = None
         if self._checker is not None:
             self._checker.forget(uri)
 
@@ -112,7 +115,10 @@ class DraftExamples:
         self.loop.call_soon_threadsafe(self._store, uri, key, run)
 
     def _store(self, uri: str, key: Hashable, run: ExampleRun) -> None:
-        self._results[uri] = (key, run)
+        doc = self.documents.get(uri)
+        if doc is None:  # closed meanwhile
+            return
+        doc.examples = (key, run)
         self.arrived(uri)
 
     def _failed(self, words: str) -> None:

@@ -12,7 +12,6 @@ edit elsewhere moves it along), at most one per function.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, replace
 
 from lsprotocol import types
 from pygls.workspace import TextDocument
@@ -22,42 +21,12 @@ from inference.errors import PrewriteError, Superseded
 from lsp_server import convert
 from lsp_server.context import ServerContext, UsesContext
 from lsp_server.documents import Document
-from lsp_server.spec import Edit, Respec, find_respec
-from lsp_server.spec.changes import body_edits, code_edits
+from lsp_server.spec import Respec, find_respec
+from lsp_server.spec.changes import Offer, body_edits, code_edits
 from lsp_server.spec.text import line_end, line_start
 
 SOURCE = "prewrite"
 BASES_KEPT = 16  # functions per document whose spec before the change is remembered
-
-
-@dataclass(frozen=True)
-class Offer:
-    """A rewrite of one function's body, for the document text it was made for."""
-
-    spec_start: int
-    body_start: int
-    spec: str  # the spec it answers, as the document holds it
-    body: str  # the body it rewrites, as the document holds it
-    edits: tuple[Edit, ...]
-
-    @property
-    def noun(self) -> str:
-        """What the spec is: "docstring" (a quoted string) or "comment"."""
-        quoted = self.spec.lstrip().lstrip("rRuU").startswith(("'", '"'))
-        return "docstring" if quoted else "comment"
-
-    @property
-    def body_end(self) -> int:
-        return self.body_start + len(self.body)
-
-    def moved(self, delta: int) -> Offer:
-        return replace(self, spec_start=self.spec_start + delta, body_start=self.body_start + delta,
-                       edits=tuple(replace(e, start=e.start + delta, end=e.end + delta)
-                                   for e in self.edits))  # fmt: skip
-
-    @property
-    def title(self) -> str:
-        return f"prewrite: update the body to the {self.noun}"
 
 
 class Respecs(UsesContext):
@@ -65,20 +34,16 @@ class Respecs(UsesContext):
 
     def __init__(self, context: ServerContext):
         super().__init__(context)
-        self._idle: dict[str, asyncio.TimerHandle] = {}
-        self._offers: dict[str, Offer] = {}
-        self._bases: dict[str, dict[str, str]] = {}  # per document: body -> spec before edits
         self.offered = 0  # offers made so far
 
     def changed(self, doc: Document, document: TextDocument, previous: str | None,
                 point: int | None, first_start: int | None) -> None:  # fmt: skip
         """After an edit: drop the document's re-verification, move or drop its offer, and
         re-verify once the user pauses if the edit changed a spec of a function with a body."""
-        uri = doc.uri
-        self._cancel(uri)
-        self.worker().drop_respec(uri)
+        doc.stop_respec_timer()
+        self.worker().drop_respec(doc.uri)
         delta = len(document.source) - len(previous) if previous is not None else None
-        self._edited(doc.uri, document, first_start, delta)
+        self._edited(doc, document, first_start, delta)
         settings = self.settings()
         if not (settings.respec and self.active() and point is not None and doc.language):
             return
@@ -87,7 +52,7 @@ class Respecs(UsesContext):
         if respec is None:
             return
         body = respec.body(text)
-        bases = self._bases.setdefault(uri, {})
+        bases = doc.spec_bases
         if body not in bases and previous is not None and first_start is not None:
             before = find_respec(previous, first_start, doc.language, *self._window())
             if before is not None and before.body(previous) == body:
@@ -97,21 +62,14 @@ class Respecs(UsesContext):
         if bases.get(body, respec.spec(text)) == respec.spec(text):
             return  # not changed (or nothing known of it before)
         loop = asyncio.get_running_loop()
-        self._idle[uri] = loop.call_later(
-            settings.respec_idle_ms / 1000, self._paused, uri, respec.spec_start
+        doc.respec_timer = loop.call_later(
+            settings.respec_idle_ms / 1000, self._paused, doc.uri, respec.spec_start
         )
-
-    def forget(self, uri: str | None = None) -> None:
-        """A document closed (or all of them): its timer, its offer and what it remembers."""
-        for key in [uri] if uri is not None else list(self._idle):
-            self._cancel(key)
-        for key in [uri] if uri is not None else list(self._offers):
-            self._offers.pop(key, None)
-            self._bases.pop(key, None)
 
     def code_actions(self, uri: str, lines: types.Range) -> list[types.CodeAction]:
         """The offer's action where `lines` meet its function (spec to body end)."""
-        offer, document = self._offers.get(uri), self.document(uri)
+        doc, document = self.documents.get(uri), self.document(uri)
+        offer = doc.offer if doc is not None else None
         if offer is None or document is None or not self._holds(offer, document):
             return []
         first = convert.position_at(document, offer.spec_start).line
@@ -135,14 +93,16 @@ class Respecs(UsesContext):
 
     def _paused(self, uri: str, anchor: int) -> None:
         """The user paused after changing a spec: re-verify the body (lowest priority)."""
-        self._idle.pop(uri, None)
         doc, document = self.documents.get(uri), self.document(uri)
-        if doc is None or document is None or doc.language is None or not self.active():
+        if doc is None:
+            return
+        doc.respec_timer = None
+        if document is None or doc.language is None or not self.active():
             return
         text, version = document.source, document.version
         respec = find_respec(text, anchor, doc.language, *self._window())
         body = respec.body(text) if respec else ""
-        base = self._bases.get(uri, {}).get(body) if respec else None
+        base = doc.spec_bases.get(body) if respec else None
         if respec is None or base is None or base == respec.spec(text):
             return
         old_text = text[: respec.spec_start] + base + text[respec.spec_end :]
@@ -156,8 +116,10 @@ class Respecs(UsesContext):
         """A re-verification ended: offer its rewrite if the document is as it was."""
         if future.cancelled():
             return
-        error, document = future.exception(), self.document(uri)
-        if isinstance(error, Superseded) or document is None or document.version != version:
+        error, doc, document = future.exception(), self.documents.get(uri), self.document(uri)
+        if isinstance(error, Superseded) or doc is None or document is None:
+            return
+        if document.version != version:
             return
         if error is not None:
             if isinstance(error, PrewriteError):
@@ -169,33 +131,32 @@ class Respecs(UsesContext):
         changes = body_edits(body, rewrite.text, respec.body_start)
         edits = code_edits(changes, respec.request.language)
         if rewrite.finish_reason in ("length", "unfinished") or not edits:
-            self._drop(uri)
+            self._drop(doc)
             return
         spec = respec.spec(document.source)
-        offer = Offer(respec.spec_start, respec.body_start, spec, body, tuple(edits))
-        self._offers[uri] = offer
+        doc.offer = Offer(respec.spec_start, respec.body_start, spec, body, tuple(edits))
         self.offered += 1
-        self._publish(uri, document, offer)
+        self._publish(uri, document, doc.offer)
 
-    def _edited(self, uri: str, document: TextDocument, first_start: int | None,
+    def _edited(self, doc: Document, document: TextDocument, first_start: int | None,
                 delta: int | None) -> None:  # fmt: skip
         """An edit: the offer moves along when it was below the offer's function, or after it
         (an edit elsewhere); it goes when it touched the function."""
-        offer = self._offers.get(uri)
+        offer = doc.offer
         if offer is None:
             return
         if first_start is None or delta is None:
-            self._drop(uri)
+            self._drop(doc)
             return
         if first_start >= offer.body_end and self._holds(offer, document):
             pass  # after the function
         elif first_start < offer.spec_start and self._holds(offer.moved(delta), document):
             offer = offer.moved(delta)
         else:
-            self._drop(uri)
+            self._drop(doc)
             return
-        self._offers[uri] = offer
-        self._publish(uri, document, offer)
+        doc.offer = offer
+        self._publish(doc.uri, document, offer)
 
     @staticmethod
     def _holds(offer: Offer, document: TextDocument) -> bool:
@@ -207,9 +168,10 @@ class Respecs(UsesContext):
             and text[offer.body_start : offer.body_end] == offer.body
         )
 
-    def _drop(self, uri: str) -> None:
-        if self._offers.pop(uri, None) is not None:
-            self.notify.diagnostics(uri, None, [])
+    def _drop(self, doc: Document) -> None:
+        if doc.offer is not None:
+            doc.offer = None
+            self.notify.diagnostics(doc.uri, None, [])
 
     def _publish(self, uri: str, document: TextDocument, offer: Offer) -> None:
         self.notify.diagnostics(uri, document.version, [self._diagnostic(document, offer)])
@@ -236,10 +198,6 @@ class Respecs(UsesContext):
             severity=types.DiagnosticSeverity.Hint,
             source=SOURCE,
         )
-
-    def _cancel(self, uri: str) -> None:
-        if (handle := self._idle.pop(uri, None)) is not None:
-            handle.cancel()
 
     def _window(self) -> tuple[int, int]:
         settings = self.settings()

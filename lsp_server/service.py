@@ -133,8 +133,8 @@ class Service:
 
     def shutdown(self) -> None:
         """Stop model work; the process exits on `exit`."""
-        self.drafting.forget()
-        self.respecs.forget()
+        self.drafting.shutdown()
+        self.documents.stop_timers()
         if self._worker is not None:
             self._worker.stop()
 
@@ -222,9 +222,8 @@ class Service:
         return self.respecs.code_actions(params.text_document.uri, params.range)
 
     def closed(self, uri: str) -> None:
-        """didClose: forget the document and its engine session."""
-        self.drafting.forget(uri)
-        self.respecs.forget(uri)
+        """didClose: forget the document (all the server kept of it) and its engine session."""
+        self.drafting.closed(uri)
         self.documents.close(uri)
         if self._worker is not None:
             self._worker.close(uri)

@@ -1,8 +1,10 @@
-"""The line edits that turn a body a person wrote into the body its changed spec asks for."""
+"""The line edits that turn a body a person wrote into the body its changed spec asks for, and
+the offer that carries them."""
 
 from __future__ import annotations
 
 import difflib
+from dataclasses import dataclass, replace
 
 from lsp_server.spec import Edit
 
@@ -50,3 +52,33 @@ def _lines(text: str, ends: bool = True) -> list[str]:
     if ends and lines and not lines[-1].endswith("\n"):
         lines[-1] += "\n"
     return lines
+
+
+@dataclass(frozen=True)
+class Offer:
+    """A rewrite of one function's body, for the document text it was made for."""
+
+    spec_start: int
+    body_start: int
+    spec: str  # the spec it answers, as the document holds it
+    body: str  # the body it rewrites, as the document holds it
+    edits: tuple[Edit, ...]
+
+    @property
+    def noun(self) -> str:
+        """What the spec is: "docstring" (a quoted string) or "comment"."""
+        quoted = self.spec.lstrip().lstrip("rRuU").startswith(("'", '"'))
+        return "docstring" if quoted else "comment"
+
+    @property
+    def body_end(self) -> int:
+        return self.body_start + len(self.body)
+
+    def moved(self, delta: int) -> Offer:
+        return replace(self, spec_start=self.spec_start + delta, body_start=self.body_start + delta,
+                       edits=tuple(replace(e, start=e.start + delta, end=e.end + delta)
+                                   for e in self.edits))  # fmt: skip
+
+    @property
+    def title(self) -> str:
+        return f"prewrite: update the body to the {self.noun}"
