@@ -18,6 +18,7 @@ import numpy as np
 import torch
 from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
+from inference.config import EngineConfig
 from inference.lab.gpucheck.models import byte_level_bpe
 
 SPECIAL = ["<|endoftext|>", "<|fim_prefix|>", "<|fim_suffix|>", "<|fim_middle|>"]
@@ -51,6 +52,14 @@ def build_tiny_model(folder: Path, seed: int = 0, max_positions: int = 512) -> P
     model.save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return folder
+
+
+def tiny_settings(runtime: str, folder: Path, **overrides) -> EngineConfig:
+    """Engine settings for a tiny model on `runtime`: one thread, float32 weights on torch."""
+    values = {"model": str(folder), "runtime": runtime, "threads": 1}
+    if runtime == "torch":
+        values["dtype"] = "float32"
+    return EngineConfig(**{**values, **overrides})
 
 
 def write_tiny_gguf(model_dir: Path, out: Path) -> Path:

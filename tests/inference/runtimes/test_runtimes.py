@@ -17,6 +17,7 @@ from inference.errors import ConfigError, ContextOverflowError, ModelFolderError
 from inference.loading import load_engine
 from inference.runtimes import choose_runtime, load_runtime, model_files
 from inference.runtimes.base import Feed, Runtime
+from tests.tiny_models import tiny_settings as settings
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -27,13 +28,6 @@ pytestmark = pytest.mark.timeout(60)
 # sequences in one decode, a feed cut into chunks).
 TOLERANCE = {"torch": 1e-4, "llamacpp": 2e-2, "llamacpp-invariant": 0.0}
 PROMPT = "values = [3, 1, 2]\n# sort the values in place and print them\n"
-
-
-def settings(runtime: str, folder: Path, **overrides) -> EngineConfig:
-    values = {"model": str(folder), "runtime": runtime, "threads": 1}
-    if runtime == "torch":
-        values["dtype"] = "float32"
-    return EngineConfig(**{**values, **overrides})
 
 
 @pytest.fixture(scope="module", params=["torch", "llamacpp"])

@@ -2,22 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from inference.config import EngineConfig
+from tests.tiny_models import tiny_settings as settings
 
 pytestmark = pytest.mark.timeout(60)
 
 PROMPT = "values = [3, 1, 2]\n# sort the values in place and print them\n"
-
-
-def settings(runtime: str, folder: Path, **overrides) -> EngineConfig:
-    values = {"model": str(folder), "runtime": runtime, "threads": 1}
-    if runtime == "torch":
-        values["dtype"] = "float32"
-    return EngineConfig(**{**values, **overrides})
 
 
 @pytest.mark.parametrize("kind", ["torch", "llamacpp"])
