@@ -131,7 +131,8 @@ def test_health_reports_a_missing_model_with_the_command_that_installs_it(
 ) -> None:
     """:checkhealth prewrite on a server whose model pack is not installed (no model loads)."""
     env, _ = scenario_env(tmp_path, "smollm2-135m")
-    env["PREWRITE_MODEL"] = "qwen2.5-coder-1.5b"  # a pack the tests never install
+    env["PREWRITE_MODEL"] = "qwen2.5-coder-1.5b"
+    env["PREWRITE_CACHE"] = str(tmp_path / "no-packs")  # not installed, whatever this machine has
     report = run_script(nvim, "health.lua", tmp_path, env, timeout=120)
     assert "prewrite models install qwen2.5-coder-1.5b" in "\n".join(report["data"]["health"])
 
