@@ -73,6 +73,13 @@ def test_ghost_text_geometry(nvim: str, tmp_path: Path) -> None:
     assert len(report["steps"]) >= 15
 
 
+def test_draft_examples_as_virtual_text(nvim: str, tmp_path: Path) -> None:
+    """A draft's examples fed to the prewrite/draft handler: the label after the ghost text or
+    alone at the end of the spec line, its highlight, the statusline, what clears it; no server."""
+    report = run_script(nvim, "examples.lua", tmp_path, {}, timeout=60)
+    assert len(report["steps"]) >= 10
+
+
 def scenario_env(tmp_path: Path, model: str) -> tuple[dict[str, str], Path]:
     """The environment of a script on the real server with the scenario's file, and that file."""
     scenario = json.loads((TEST_DATA / "scenario.json").read_text())

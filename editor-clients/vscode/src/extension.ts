@@ -36,6 +36,7 @@ import {
   serverSettings,
   withDraftStatus,
 } from './settings';
+import { draftEvents, draftIsCurrent } from './status';
 import { StatusBar } from './statusBar';
 
 let client: LanguageClient | undefined;
@@ -130,8 +131,10 @@ function enabledFor(languageId: string): boolean {
 
 /** Tell the status bar the active editor's language and whether it is switched on. */
 function showEditor(): void {
-  const language = vscode.window.activeTextEditor?.document.languageId;
-  statusBar.update({ kind: 'editor', language, enabled: language === undefined || enabledFor(language) });
+  const document = vscode.window.activeTextEditor?.document;
+  const language = document?.languageId;
+  const enabled = language === undefined || enabledFor(language);
+  statusBar.update({ kind: 'editor', uri: document?.uri.toString(), language, enabled });
 }
 
 /** Start (or start again) a client's server and show how that went. */
@@ -203,15 +206,17 @@ function statusMiddleware(): Middleware {
 
 /**
  * A live draft (sent with prewrite.draftPreview or prewrite.draftStatus on): with draftStatus,
- * show drafting / draft ready; with draftPreview, once the draft is verified for the text in the
- * active editor, have VS Code ask for (and draw) the suggestion.
+ * show drafting / draft ready; for the active editor's text as it is, its examples' result; with
+ * draftPreview, once the draft is verified for that text, have VS Code ask for (and draw) the
+ * suggestion.
  */
 function onDraft(params: DraftParams): void {
   const document = vscode.window.activeTextEditor?.document;
-  const current = document?.uri.toString() === params.uri && document.version === params.version;
-  if (getter('draftStatus') !== false) {
-    statusBar.update({ kind: 'draft', status: params.status, current });
+  const active = document && { uri: document.uri.toString(), version: document.version };
+  for (const event of draftEvents(params, active, getter('draftStatus') !== false)) {
+    statusBar.update(event);
   }
+  const current = document !== undefined && draftIsCurrent(params, active);
   if (params.status === 'verified' && current && getter('draftPreview') === true && enabledFor(document.languageId)) {
     void vscode.commands.executeCommand('editor.action.inlineSuggest.trigger');
   }

@@ -12,6 +12,14 @@ export const TOGGLE_COMMAND = 'prewrite.toggle'; // optional argument: true / fa
 /** The languages the server drafts for (VS Code language ids). */
 export const LANGUAGES = ['python', 'javascript', 'typescript'] as const;
 
+/** How a draft did on its spec's `>>>` examples, run in the server's sandbox. */
+export interface ExamplesParams {
+  passed: number;
+  failed: number;
+  total: number;
+  firstFailure: string | null; // "f(2) returned 5, expected 4"; null when all passed
+}
+
 /** The live draft of one document; `text` goes at `position` (the end of the spec). */
 export interface DraftParams {
   uri: string;
@@ -24,6 +32,7 @@ export interface DraftParams {
   generatedTokens: number;
   forwards: number;
   ms: number;
+  examples: ExamplesParams | null; // null: no examples, not run yet, or not run for this draft
 }
 
 export interface StatusParams {

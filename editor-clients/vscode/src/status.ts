@@ -1,5 +1,7 @@
 // The status bar's state machine and text; pure, so it is tested without VS Code.
 
+import type { DraftParams, ExamplesParams } from './protocol';
+
 export type Phase = 'starting' | 'loading' | 'drafting' | 'ready' | 'off' | 'stopped' | 'restarting' | 'crashed' | 'error';
 
 export interface Status {
@@ -11,8 +13,20 @@ export interface Status {
   lastChars?: number; // length of the last answer
   restart?: Restart; // while restarting after a crash
   draftReady?: boolean; // the last draft is verified for the active document's text as it is
+  examples?: DocumentExamples; // how the draft of the active document's text as it is did on its examples
   empty?: EmptyReason; // why the last request got no suggestion (cleared by an answer)
   languageOff?: string; // the active editor's language, when prewrite.enable switches it off
+}
+
+/** A draft's examples result and the document it stands for. */
+export interface DocumentExamples extends ExamplesParams {
+  uri: string;
+}
+
+/** The active editor's document, as a draft names it. */
+export interface ActiveDocument {
+  uri: string;
+  version: number;
 }
 
 /** Why a request got no suggestion: the server had nothing to write there, or the text changed. */
@@ -31,10 +45,11 @@ export type StatusEvent =
   | { kind: 'progress'; stage: 'begin' | 'report' | 'end'; message?: string; percentage?: number }
   | { kind: 'server'; state: string; model?: string; message?: string }
   | { kind: 'draft'; status: string; current?: boolean } // current: for the active text as it is
+  | { kind: 'examples'; uri: string; examples?: ExamplesParams } // of a draft of the active text as it is
   | { kind: 'answered'; ms: number; chars: number }
   | { kind: 'empty'; reason: EmptyReason }
   | { kind: 'edited' } // the active document changed
-  | { kind: 'editor'; language?: string; enabled: boolean } // the active editor, or its switch, changed
+  | { kind: 'editor'; uri?: string; language?: string; enabled: boolean } // the active editor, or its switch, changed
   | { kind: 'toggled'; enabled: boolean }
   | { kind: 'stopped' }
   | ({ kind: 'restarting' } & Restart)
@@ -60,20 +75,22 @@ const UP_EVENTS = new Set<StatusEvent['kind']>(['starting', 'started', 'restarti
 export function reduce(status: Status, event: StatusEvent): Status {
   // the active editor's language switch holds whatever the server does
   if (event.kind === 'editor') {
-    return { ...status, languageOff: event.enabled ? undefined : event.language, empty: undefined };
+    // another document's examples are not this one's
+    const examples = status.examples?.uri === event.uri ? status.examples : undefined;
+    return { ...status, languageOff: event.enabled ? undefined : event.language, empty: undefined, examples };
   }
   if (DOWN_PHASES.has(status.phase) && !UP_EVENTS.has(event.kind)) {
     return status;
   }
   if (event.kind === 'edited') {
-    return status.draftReady ? { ...status, draftReady: false } : status;
+    return status.draftReady || status.examples ? { ...status, draftReady: false, examples: undefined } : status;
   }
   if (status.phase === 'off' && !['toggled', 'stopped', 'server', 'restarting', 'gaveUp'].includes(event.kind)) {
     return event.kind === 'answered' ? { ...status, lastLatencyMs: event.ms, lastChars: event.chars } : status;
   }
   switch (event.kind) {
     case 'starting':
-      return { ...status, phase: 'starting', progress: undefined, detail: undefined, restart: undefined };
+      return { ...status, phase: 'starting', progress: undefined, detail: undefined, restart: undefined, examples: undefined };
     case 'started':
       // The process answered initialize; the model loads next, and the server says when ready.
       return ['starting', 'stopped', 'error'].includes(status.phase)
@@ -99,6 +116,9 @@ export function reduce(status: Status, event: StatusEvent): Status {
         return { ...status, phase: 'drafting', draftReady: false };
       }
       return { ...status, phase: 'ready', draftReady: event.current === true };
+    case 'examples':
+      // a newer draft of this text without examples (not run yet, or none in the spec) clears them
+      return { ...status, examples: event.examples ? { ...event.examples, uri: event.uri } : undefined };
     case 'answered':
       return {
         ...status,
@@ -123,6 +143,24 @@ export function reduce(status: Status, event: StatusEvent): Status {
     case 'failed':
       return { ...status, phase: 'error', detail: event.message };
   }
+}
+
+/** Whether a draft stands for the active document's text as it is (not another's, not older text). */
+export function draftIsCurrent(draft: Pick<DraftParams, 'uri' | 'version'>, active: ActiveDocument | undefined): boolean {
+  return active !== undefined && draft.uri === active.uri && draft.version === active.version;
+}
+
+/**
+ * The status events of one prewrite/draft notification: the draft's readiness when `readiness`
+ * (the draftStatus setting), and its examples when it stands for the active text as it is.
+ */
+export function draftEvents(draft: DraftParams, active: ActiveDocument | undefined, readiness: boolean): StatusEvent[] {
+  const current = draftIsCurrent(draft, active);
+  const events: StatusEvent[] = readiness ? [{ kind: 'draft', status: draft.status, current }] : [];
+  if (current) {
+    events.push({ kind: 'examples', uri: draft.uri, examples: draft.examples ?? undefined });
+  }
+  return events;
 }
 
 /** The status after a prewrite/status notification (loading / ready / error / disabled). */
@@ -160,6 +198,21 @@ const ICONS: Record<Phase, string> = {
 /** A latency as the status bar shows it: whole milliseconds below 10 s, else seconds. */
 export function formatLatency(ms: number): string {
   return ms < 10_000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`;
+}
+
+/** Most characters of a failure in the status bar text; the tooltip has all of it. */
+const FAILURE_CHARS = 40;
+
+/** `text` on one line, cut to `max` characters with an ellipsis. */
+function shorten(text: string, max: number): string {
+  const line = text.replace(/\s+/g, ' ').trim();
+  return line.length <= max ? line : `${line.slice(0, max - 1).trimEnd()}…`;
+}
+
+/** Examples as the status bar shows them: `examples 3/3`, or `examples 1/3: <first failure>`. */
+export function formatExamples(examples: ExamplesParams): string {
+  const counts = `examples ${examples.passed}/${examples.total}`;
+  return examples.failed > 0 && examples.firstFailure ? `${counts}: ${shorten(examples.firstFailure, FAILURE_CHARS)}` : counts;
 }
 
 /**
@@ -206,6 +259,9 @@ export function render(status: Status): Rendered {
       } else {
         label = status.lastLatencyMs === undefined ? 'ready' : formatLatency(status.lastLatencyMs);
       }
+      if (status.examples) {
+        label += ` · ${formatExamples(status.examples)}`;
+      }
       break;
     case 'restarting': {
       const restart = status.restart;
@@ -221,6 +277,10 @@ export function render(status: Status): Rendered {
   }
   if (status.draftReady) {
     lines.push('the draft is ready for the text as it is');
+  }
+  if (status.examples && status.phase === 'ready') {
+    const { passed, total, firstFailure } = status.examples;
+    lines.push(`examples: ${passed} of ${total} passed${firstFailure ? `; first failure: ${firstFailure}` : ''}`);
   }
   const why = whyNoSuggestion(status);
   if (why) {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { INITIAL, Status, StatusEvent, formatLatency, reduce, render } from '../src/status';
+import type { DraftParams, ExamplesParams } from '../src/protocol';
+import { INITIAL, Status, StatusEvent, draftEvents, formatExamples, formatLatency, reduce, render } from '../src/status';
 
 function run(...events: StatusEvent[]): Status {
   return events.reduce(reduce, INITIAL);
@@ -143,4 +144,92 @@ test('draft readiness: drafting, then ready for the current text until the next 
   assert.equal(render(older).text, '$(check) prewrite ready', 'a draft of other text is no readiness');
   const answered = reduce(current, { kind: 'answered', ms: 7, chars: 3 });
   assert.equal(render(answered).text, '$(check) prewrite 7 ms');
+});
+
+const ACTIVE = { uri: 'file:///work/geometry.py', version: 7 };
+const ALL_PASSED: ExamplesParams = { passed: 3, failed: 0, total: 3, firstFailure: null };
+const ONE_FAILED: ExamplesParams = { passed: 1, failed: 2, total: 3, firstFailure: 'f(2) returned 5, expected 4' };
+
+/** A prewrite/draft notification of the active document's text as it is, unless overridden. */
+function draft(overrides: Partial<DraftParams> = {}): DraftParams {
+  return {
+    uri: ACTIVE.uri,
+    version: ACTIVE.version,
+    status: 'verified',
+    text: '"""\n    return 2 * x',
+    position: { line: 1, character: 16 },
+    acceptedTokens: 8,
+    draftTokens: 8,
+    generatedTokens: 0,
+    forwards: 1,
+    ms: 30,
+    examples: null,
+    ...overrides,
+  };
+}
+
+/** The status after these drafts arrive, with the active editor at ACTIVE and readiness shown. */
+function drafts(from: Status, ...notifications: DraftParams[]): Status {
+  return notifications.flatMap((params) => draftEvents(params, ACTIVE, true)).reduce(reduce, from);
+}
+
+const readyNow = () => run({ kind: 'started' }, { kind: 'server', state: 'ready', model: 'm', message: '' });
+
+test('examples: all passed reads examples 3/3 beside draft ready', () => {
+  const checked = drafts(readyNow(), draft(), draft({ examples: ALL_PASSED }));
+  assert.equal(render(checked).text, '$(check) prewrite draft ready · examples 3/3');
+  assert.match(render(checked).tooltip, /\nexamples: 3 of 3 passed\n/);
+});
+
+test('examples: a failure reads the count and the first failure, cut short in the text, whole in the tooltip', () => {
+  const failed = drafts(readyNow(), draft({ examples: ONE_FAILED }));
+  assert.equal(render(failed).text, '$(check) prewrite draft ready · examples 1/3: f(2) returned 5, expected 4');
+  const long = 'scale([1.5, 2.5], 3) returned [4.5, 7.5, 0.0],\n  expected [4.5, 7.5]';
+  const cut = drafts(readyNow(), draft({ examples: { ...ONE_FAILED, firstFailure: long } }));
+  assert.equal(render(cut).text, '$(check) prewrite draft ready · examples 1/3: scale([1.5, 2.5], 3) returned [4.5, 7.5…');
+  assert.ok(render(cut).tooltip.includes(`examples: 1 of 3 passed; first failure: ${long}`), render(cut).tooltip);
+  assert.equal(formatExamples({ passed: 0, failed: 2, total: 2, firstFailure: null }), 'examples 0/2');
+});
+
+test('examples: a newer draft without them clears them, and so does an edit', () => {
+  const checked = drafts(readyNow(), draft({ examples: ALL_PASSED }));
+  const again = drafts(checked, draft({ examples: null }));
+  assert.equal(again.examples, undefined);
+  assert.equal(render(again).text, '$(check) prewrite draft ready');
+  const regenerating = drafts(checked, draft({ status: 'regenerating', examples: null }));
+  assert.doesNotMatch(render(regenerating).text + render(regenerating).tooltip, /examples/);
+  const edited = reduce(checked, { kind: 'edited' });
+  assert.equal(render(edited).text, '$(check) prewrite ready');
+  assert.doesNotMatch(render(edited).tooltip, /examples/);
+});
+
+test("examples: another document's draft does not show for the active one", () => {
+  const other = drafts(readyNow(), draft({ uri: 'file:///work/other.py', examples: ONE_FAILED }));
+  assert.equal(other.examples, undefined);
+  assert.doesNotMatch(render(other).text + render(other).tooltip, /examples/);
+  const checked = drafts(readyNow(), draft({ examples: ALL_PASSED }));
+  const kept = drafts(checked, draft({ uri: 'file:///work/other.py', examples: null }));
+  assert.equal(render(kept).text, '$(check) prewrite ready · examples 3/3', "another's draft does not clear them");
+  const switched = reduce(checked, { kind: 'editor', uri: 'file:///work/other.py', language: 'python', enabled: true });
+  assert.doesNotMatch(render(switched).text, /examples/, 'the other editor does not show them');
+  const sameEditor = reduce(checked, { kind: 'editor', uri: ACTIVE.uri, language: 'python', enabled: true });
+  assert.match(render(sameEditor).text, /examples 3\/3$/, 'a settings change in the same editor keeps them');
+});
+
+test('examples: a draft of older text is ignored', () => {
+  const stale = drafts(readyNow(), draft({ version: ACTIVE.version - 1, examples: ALL_PASSED }));
+  assert.equal(stale.examples, undefined);
+  assert.doesNotMatch(render(stale).text, /examples/);
+  const checked = drafts(readyNow(), draft({ examples: ONE_FAILED }));
+  const kept = drafts(checked, draft({ version: ACTIVE.version - 1, examples: null }));
+  assert.deepEqual(kept.examples, checked.examples, 'an older draft does not clear them either');
+  assert.match(render(kept).text, /examples 1\/3: f\(2\) returned 5, expected 4$/);
+});
+
+test('examples: shown with the readiness indicator off, beside the last latency', () => {
+  const answered = reduce(readyNow(), { kind: 'answered', ms: 9, chars: 40 });
+  const events = draftEvents(draft({ examples: ALL_PASSED }), ACTIVE, false);
+  assert.deepEqual(events.map((event) => event.kind), ['examples'], 'no readiness without draftStatus');
+  assert.equal(render(events.reduce(reduce, answered)).text, '$(check) prewrite 9 ms · examples 3/3');
+  assert.deepEqual(draftEvents(draft({ examples: ALL_PASSED }), undefined, true).map((event) => event.kind), ['draft'], 'no editor');
 });

@@ -69,8 +69,9 @@ function M.suggestion(bufnr, item, row, col, encoding)
   }
 end
 
---- Draw a suggestion: its first line at the cursor, the other lines as virtual lines below.
-function M.show(s, hl_group)
+--- Draw a suggestion: its first line at the cursor, the other lines as virtual lines below; and
+--- `label` ({ row, chunks }, optional: the draft's examples) at the end of its row.
+function M.show(s, hl_group, label)
   M.clear(s.bufnr)
   local lines = split(s.shown)
   local line = vim.api.nvim_buf_get_lines(s.bufnr, s.row, s.row + 1, false)[1] or ""
@@ -89,7 +90,25 @@ function M.show(s, hl_group)
       opts.virt_lines[#opts.virt_lines + 1] = { { expand_tabs(lines[i], s.bufnr), hl_group } }
     end
   end
+  -- Overlay and eol text lie past the line's end, where a second mark's eol text would be drawn
+  -- over them (0.7 to 0.9): on the suggestion's row the label follows in the same chunks.
+  if label and label.row == s.row and opts.virt_text and opts.virt_text_pos ~= "inline" then
+    vim.list_extend(opts.virt_text, label.chunks)
+    label = nil
+  end
   s.mark = vim.api.nvim_buf_set_extmark(s.bufnr, M.ns, s.row, math.min(s.col, #line), opts)
+  if label then
+    M.label(s.bufnr, label)
+  end
+end
+
+--- Draw a label ({ row, chunks }) at the end of its row (after inline ghost text there); it goes
+--- with the ghost text (clear).
+function M.label(bufnr, label)
+  if label.row < vim.api.nvim_buf_line_count(bufnr) then
+    vim.api.nvim_buf_set_extmark(bufnr, M.ns, label.row, 0,
+      { virt_text = label.chunks, virt_text_pos = "eol", hl_mode = "combine" })
+  end
 end
 
 --- Remove every ghost text from a buffer.

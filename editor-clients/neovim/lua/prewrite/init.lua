@@ -1,6 +1,7 @@
 -- prewrite for Neovim: starts the server, asks for inline completions and shows them as ghost text.
 local compat = require("prewrite.compat")
 local config = require("prewrite.config")
+local examples = require("prewrite.examples")
 local ghost = require("prewrite.ghost")
 local languages = require("prewrite.languages")
 local servers = require("prewrite.servers")
@@ -22,6 +23,8 @@ local state = {
   last_error = nil,
   draft = nil, -- last prewrite/draft params
   drafts = {}, -- bufnr -> { version, status } of the buffer's last draft
+  examples = {}, -- bufnr -> what the examples of the buffer's last draft draw (see examples.of)
+  labelled = nil, -- the buffer whose examples are drawn with no ghost text
   ids = nil, -- the language ids the server finds specs in (nil: not known yet)
   switched = {}, -- filetype -> true/false: :PrewriteEnable / :PrewriteDisable since setup
   attached = {}, -- bufnr -> true for the buffers attached since setup
@@ -70,20 +73,52 @@ local function cancel_request()
   end
 end
 
---- Hide the ghost text (if any) and forget the suggestion.
+--- Hide the ghost text (if any) and the examples drawn with it, and forget the suggestion.
 function M.dismiss()
   if state.suggestion then
     ghost.clear(state.suggestion.bufnr)
     state.suggestion = nil
   end
+  if state.labelled then
+    ghost.clear(state.labelled)
+    state.labelled = nil
+  end
+end
+
+-- The examples of the buffer's draft of its text as it is, else nil.
+local function examples_now(bufnr)
+  local e = state.examples[bufnr]
+  return e and e.version == buf_version(bufnr) and e or nil
+end
+
+-- Draw a suggestion as ghost text, with its buffer's examples at the end of the spec line.
+local function draw(s)
+  M.dismiss()
+  ghost.show(s, state.options.hl_group, examples_now(s.bufnr))
+  state.suggestion = s
+end
+
+-- Show a buffer's examples as its last draft has them: with the ghost text, or alone.
+local function show_examples(bufnr)
+  if state.suggestion and state.suggestion.bufnr == bufnr then
+    draw(state.suggestion)
+    return
+  end
+  M.dismiss()
+  local e = examples_now(bufnr)
+  if e then
+    ghost.label(bufnr, e)
+    state.labelled = bufnr
+  end
 end
 
 local function show(item, bufnr, row, col, c)
   local s = ghost.suggestion(bufnr, item, row, col, c.offset_encoding)
-  M.dismiss()
   if s then
-    ghost.show(s, state.options.hl_group)
-    state.suggestion = s
+    draw(s)
+  else
+    M.dismiss()
+    show_examples(bufnr) -- no ghost text: the examples alone
   end
 end
 
@@ -150,10 +185,10 @@ local function accept_part(pick)
   if not (s and ghost.current(s)) then
     return false
   end
-  ghost.clear(s.bufnr)
-  state.suggestion = ghost.accept_part(s, #pick(s.shown))
-  if state.suggestion then
-    ghost.show(state.suggestion, state.options.hl_group)
+  M.dismiss()
+  local rest = ghost.accept_part(s, #pick(s.shown))
+  if rest then
+    draw(rest)
   else
     state.accepted_tick = vim.api.nvim_buf_get_changedtick(s.bufnr) -- all of it: as accept()
   end
@@ -186,13 +221,15 @@ local function follow()
   local rest = n and ghost.advance(s, n, s.row, s.col + n)
   M.dismiss()
   if rest then
-    ghost.show(rest, state.options.hl_group)
-    state.suggestion = rest
+    draw(rest)
   end
 end
 
 local function on_text_changed()
   follow()
+  if not state.suggestion then
+    M.dismiss() -- examples drawn alone stand for the text before this change
+  end
   cancel_request()
   stop_timer()
   -- Typing through the ghost text, or a part of it accepted, leaves it current: nothing to ask.
@@ -214,7 +251,29 @@ local function on_text_changed()
 end
 
 -- The server's live draft, drawn while the cursor is where it goes (the end of the spec) and no
--- answer is shown. Elsewhere (editing the body, mid-docstring) it would restate typed code.
+-- answer is shown; true when drawn. Elsewhere (editing the body, mid-docstring) it would restate
+-- typed code.
+local function preview(params, bufnr, c)
+  if state.suggestion and not state.suggestion.preview then
+    return false -- an answer to a trigger wins over the preview
+  end
+  local cursor = vim.api.nvim_win_get_cursor(0)
+  local row = params.position.line
+  local line = vim.api.nvim_buf_get_lines(bufnr, row, row + 1, false)[1] or ""
+  local col = compat.byte_col(line, params.position.character, c.offset_encoding)
+  if cursor[1] - 1 ~= row or cursor[2] ~= col then
+    M.dismiss()
+    return false
+  end
+  show({ insertText = params.text }, bufnr, row, col, c)
+  if state.suggestion then
+    state.suggestion.preview = true
+  end
+  return state.suggestion ~= nil
+end
+
+-- A draft of a buffer: its status for the statusline; for the current buffer's text as it is (in
+-- insert mode), its examples at the end of the spec line, and the preview.
 local function on_draft(_, params, ctx)
   if type(params) ~= "table" or type(params.uri) ~= "string" then
     return
@@ -222,30 +281,20 @@ local function on_draft(_, params, ctx)
   state.draft = params
   local bufnr = vim.uri_to_bufnr(params.uri)
   state.drafts[bufnr] = { version = params.version, status = params.status }
+  local current = params.version == buf_version(bufnr)
+  if current then
+    state.examples[bufnr] = examples.of(params) -- a draft without examples clears the last one's
+  end
   pcall(vim.cmd, "redrawstatus")
-  if not (state.options.draft_preview and params.status ~= "regenerating" and M.enabled(bufnr)) then
-    return -- a regenerating draft's text is the previous version's
-  end
-  local version = buf_version(bufnr)
-  if bufnr ~= vim.api.nvim_get_current_buf() or params.version ~= version
-    or vim.api.nvim_get_mode().mode:sub(1, 1) ~= "i" then
+  if not current or bufnr ~= vim.api.nvim_get_current_buf() or vim.api.nvim_get_mode().mode:sub(1, 1) ~= "i"
+    or not M.enabled(bufnr) then
     return
   end
-  if state.suggestion and not state.suggestion.preview then
-    return -- an answer to a trigger wins over the preview
-  end
-  local c = vim.lsp.get_client_by_id(ctx.client_id)
-  local cursor = vim.api.nvim_win_get_cursor(0)
-  local row = params.position.line
-  local line = vim.api.nvim_buf_get_lines(bufnr, row, row + 1, false)[1] or ""
-  local col = compat.byte_col(line, params.position.character, c.offset_encoding)
-  if cursor[1] - 1 ~= row or cursor[2] ~= col then
-    M.dismiss()
-    return
-  end
-  show({ insertText = params.text }, bufnr, row, col, c)
-  if state.suggestion then
-    state.suggestion.preview = true
+  -- a regenerating draft's text is the previous version's
+  local drawn = state.options.draft_preview and params.status ~= "regenerating"
+    and preview(params, bufnr, vim.lsp.get_client_by_id(ctx.client_id))
+  if not drawn then
+    show_examples(bufnr)
   end
 end
 
@@ -272,6 +321,9 @@ local function on_progress(err, result, ctx, cfg)
   end
 end
 
+--- The server's notifications the plugin handles, by method (its clients' `handlers`).
+M.handlers = { [DRAFT] = on_draft, [STATUS] = on_status, ["$/progress"] = on_progress }
+
 local function capabilities()
   local caps = vim.lsp.protocol.make_client_capabilities()
   caps.textDocument.inlineCompletion = { dynamicRegistration = false }
@@ -291,7 +343,7 @@ local function client_config(root, cmd)
     root_dir = root,
     init_options = settings,
     capabilities = capabilities(),
-    handlers = { [DRAFT] = on_draft, [STATUS] = on_status, ["$/progress"] = on_progress },
+    handlers = M.handlers,
     on_init = function(_, result)
       local ids = languages.from_result(result)
       if ids then
@@ -307,7 +359,7 @@ end
 -- A new current client (or none): what was known of the previous server no longer holds.
 local function on_current()
   cancel_request()
-  state.server, state.progress, state.drafts = nil, nil, {}
+  state.server, state.progress, state.drafts, state.examples = nil, nil, {}, {}
 end
 
 local function map_keys(bufnr)
@@ -446,6 +498,7 @@ function M.state()
     requests = state.requests,
     draft_status = state.draft and state.draft.status or nil,
     draft = M.draft_state(0), -- the current buffer's: "drafting" / "ready" / nil
+    examples = M.examples_label(0), -- its draft's examples, e.g. "examples 3/3" (nil: none for its text)
     enabled = M.enabled(0), -- suggestions on for the current buffer's filetype
     language_ids = state.ids, -- what the server serves (nil: not known yet)
     switched_off = vim.tbl_filter(function(ft)
@@ -480,6 +533,9 @@ function M.status_lines()
   if s.draft_status then
     lines[#lines + 1] = "draft: " .. s.draft_status
   end
+  if s.examples then
+    lines[#lines + 1] = s.examples
+  end
   if s.last then
     lines[#lines + 1] = string.format("last completion: %.0f ms, %d characters", s.last.ms, s.last.chars)
   end
@@ -502,6 +558,14 @@ function M.draft_state(bufnr)
   end
   -- A verified draft of older text: the spec changed since, or the cursor left it.
   return d.version == buf_version(bufnr) and "ready" or nil
+end
+
+--- The label of the examples of a buffer's draft of its text as it is ("examples 3/3",
+--- "examples 1/3: f(2) returned 5, expected 4"), nil when there are none.
+function M.examples_label(bufnr)
+  bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
+  local e = examples_now(bufnr)
+  return e and e.label
 end
 
 --- A short status for the statusline, e.g. `%{v:lua.require'prewrite'.statusline()}`:
@@ -535,12 +599,11 @@ function M.statusline()
     return "prewrite: off"
   end
   local draft = state.options.draft_status and M.draft_state(bufnr)
-  if draft == "drafting" then
-    return "prewrite: drafting"
-  elseif draft == "ready" then
-    return "prewrite: draft ready"
-  end
-  return "prewrite: ready"
+  local line = draft == "drafting" and "prewrite: drafting" or draft == "ready" and "prewrite: draft ready"
+    or "prewrite: ready"
+  local e = examples_now(bufnr)
+  -- the counts only: the first failure is at the end of the spec line
+  return e and string.format("%s · examples %d/%d", line, e.passed, e.total) or line
 end
 
 local function status_command()
@@ -556,11 +619,12 @@ end
 --- Configure the plugin; see README.md for the options.
 function M.setup(opts)
   state.options = config.resolve(opts)
-  state.switched, state.ids, state.attached = {}, nil, {}
+  state.switched, state.ids, state.attached, state.examples = {}, nil, {}, {}
   servers.setup(client_config, function()
     return config.command(state.options)
   end, state.options.restart, on_current)
   vim.api.nvim_set_hl(0, "PrewriteGhost", { link = "Comment", default = true })
+  examples.highlights()
   local group = vim.api.nvim_create_augroup("prewrite", { clear = true })
   vim.api.nvim_create_autocmd("FileType", {
     group = group,
