@@ -13,7 +13,6 @@ namespaces, nothing runs and `probe` says why.
 from __future__ import annotations
 
 import contextlib
-import doctest
 import json
 import math
 import os
@@ -196,6 +195,8 @@ def _processes_of_user() -> int:
 
 def count_examples(docstring: str) -> int:
     """How many examples doctest finds in a docstring's text (0 when it cannot read them)."""
+    import doctest  # here: it brings pdb and unittest, which the server needs only now
+
     try:
         return len(doctest.DocTestParser().get_examples(docstring))
     except ValueError:  # an example doctest cannot read (say, a bad indentation): none run
