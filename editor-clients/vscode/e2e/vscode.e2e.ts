@@ -36,6 +36,18 @@ const RESPEC = {
   gives: 3,
 };
 
+/**
+ * A docstring typed into a file of its own below its imports (key by key; VS Code indents), then
+ * a `>>>` example added to it, which the server runs against its draft.
+ */
+const EXAMPLES = {
+  file: 'triangle.py',
+  docstring: 'def hypotenuse(a, b):\n"""Return the length of the hypotenuse of a right triangle with legs a and b.',
+  example: '\n\n>>> hypotenuse(3, 4)\n5.0',
+};
+/** How the server says that it runs no examples here (its status message, its log). */
+const NO_EXAMPLES = /examples not checked: ([^\n;]+)/;
+
 let s: session.Session | undefined;
 let sessionName = 'python';
 const skip = serverTestSkipReason(scenario.settings.model);
@@ -61,12 +73,15 @@ before(async () => {
 
 after(closeSession);
 
-/** A new window on copies of both scenario files, with the Python scenario's settings and `overrides`. */
-function openSession(overrides: Record<string, unknown> = {}): Promise<session.Session> {
+/**
+ * A new window on copies of the scenario files, with the Python scenario's settings and `overrides`
+ * (prewrite's), and `editor`'s VS Code settings.
+ */
+function openSession(overrides: Record<string, unknown> = {}, editor: Record<string, unknown> = {}): Promise<session.Session> {
   return session.open({
     vsix,
-    files: [path.join(testData, scenario.file), path.join(testData, tsScenario.file), path.join(testData, RESPEC.file)],
-    userSettings: userSettings(overrides),
+    files: [scenario.file, tsScenario.file, RESPEC.file, EXAMPLES.file].map((name) => path.join(testData, name)),
+    userSettings: { ...userSettings(overrides), ...editor },
     machineSettings: { 'prewrite.pythonPath': python() },
     timeoutMs: UI_MS,
   });
@@ -376,6 +391,83 @@ async function waitForOutput(pattern: RegExp, what: string): Promise<void> {
   const deadline = Date.now() + UI_MS;
   while (!pattern.test(readOutput(live().server.userDataDir))) {
     assert.ok(Date.now() < deadline, `no ${what} in the prewrite output channel`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+test('a docstring, then a >>> example, where VS Code does not ask by itself: the status bar reads draft ready, then the example\'s result against the draft', { skip, timeout: 2 * MODEL_MS }, async (t) => {
+  // Where VS Code asks as you type, its request waits for the draft and is answered the moment
+  // the draft is verified: the status bar goes on to the answer's latency at once. Here nothing
+  // asks (VS Code's automatic suggestions off, and prewrite.draftPreview unset, so that the
+  // extension turns on the server's drafts for the status bar but asks nothing when one is ready).
+  await closeSession();
+  sessionName = 'examples';
+  s = await openSession({ draftPreview: undefined }, { 'editor.inlineSuggest.enabled': false });
+  const { page } = live();
+  let noSandbox: string | undefined;
+  await session.check(live(), 'examples', async () => {
+    const timings = live().timings;
+    await activate(EXAMPLES.file, scenario.settings.model);
+    await wb.chord(page, 'Control', 'End');
+    await wb.waitForLanguageRules(page, UI_MS);
+    await typeLikeAPerson(page, EXAMPLES.docstring);
+    let started = performance.now();
+    const ready = await screenshotOfStatus(page, /^\$\(check\) prewrite draft ready$/, 'draft-ready', MODEL_MS);
+    timings['examples: last key to draft ready'] = session.since(started);
+    assert.match(await wb.statusLabel(page), /the draft is ready for the text as it is/, ready);
+
+    await typeLikeAPerson(page, EXAMPLES.example);
+    started = performance.now();
+    noSandbox = await examplesOrWhyNot(page);
+    if (noSandbox !== undefined) {
+      return;
+    }
+    timings['examples: last key to the result'] = session.since(started);
+    // the body the example ran against, as ghost text: answered from the verified draft
+    await wb.runCommand(page, 'Trigger Inline Suggestion', UI_MS);
+    await wb.waitForGhostText(page, UI_MS);
+    const shown = await screenshotOfStatus(page, /^\$\(check\) prewrite .* · examples \d+\/\d+/, 'examples-badge', UI_MS);
+    assert.match(await wb.statusLabel(page), /examples: \d+ of \d+ passed/, shown);
+    console.log(`vscode e2e examples: ${JSON.stringify({ status: shown, ghost: await wb.ghostText(page) })}`);
+  });
+  if (noSandbox !== undefined) {
+    t.skip(`the examples' result: the server runs no examples here (${noSandbox})`);
+  }
+});
+
+/**
+ * Wait until the status bar shows `pattern` and keep a screenshot that shows it: taken again when
+ * the status changed while it was taken (an edit of a late keystroke, say). Returns the text.
+ */
+async function screenshotOfStatus(page: Page, pattern: RegExp, name: string, timeoutMs: number): Promise<string> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const text = await wb.waitForStatusNow(page, pattern, Math.max(deadline - Date.now(), 1));
+    await session.screenshot(live(), name);
+    const now = await wb.statusText(page);
+    if (now === text) {
+      return text;
+    }
+    console.log(`${name}: the status bar went from ${JSON.stringify(text)} to ${JSON.stringify(now)} during the screenshot`);
+  }
+}
+
+/**
+ * Wait until the status bar shows the result of the examples for the text as it is, or the server
+ * says that it runs no examples here (no working bubblewrap sandbox): then return its reason,
+ * from the status bar's tooltip (prewrite/status's message) or the output channel (its log).
+ */
+async function examplesOrWhyNot(page: Page): Promise<string | undefined> {
+  const deadline = Date.now() + MODEL_MS;
+  for (;;) {
+    if (/· examples \d+\/\d+/.test(await wb.statusText(page))) {
+      return undefined;
+    }
+    const why = NO_EXAMPLES.exec(await wb.statusLabel(page)) ?? NO_EXAMPLES.exec(readOutput(live().server.userDataDir));
+    if (why) {
+      return why[1];
+    }
+    assert.ok(Date.now() < deadline, `no examples' result in the status bar: ${JSON.stringify(await wb.statusSeen(page))}`);
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
 }

@@ -22,6 +22,7 @@ export async function launch(profileDir: string): Promise<Browser> {
 declare global {
   interface Window {
     prewriteStatus: string[];
+    prewriteStatusText: () => string;
   }
 }
 
@@ -32,10 +33,13 @@ declare global {
 export async function recordStatus(page: Page): Promise<void> {
   await page.evaluateOnNewDocument(() => {
     window.prewriteStatus = [];
-    const look = () => {
+    window.prewriteStatusText = () => {
       const item = [...document.querySelectorAll('.statusbar-item')].find((el) => /\bprewrite\b/.test(el.textContent ?? ''));
       const icon = item?.querySelector('.codicon')?.className.match(/codicon-([\w-]+)/)?.[1];
-      const text = item ? `${icon ? `$(${icon}) ` : ''}${(item.textContent ?? '').trim()}` : '';
+      return item ? `${icon ? `$(${icon}) ` : ''}${(item.textContent ?? '').trim()}` : '';
+    };
+    const look = () => {
+      const text = window.prewriteStatusText();
       if (text && text !== window.prewriteStatus[window.prewriteStatus.length - 1]) {
         window.prewriteStatus.push(text);
       }
@@ -57,6 +61,27 @@ export async function waitForStatus(page: Page, pattern: RegExp, from: number, t
     pattern.source, pattern.flags, from,
   );
   return (await statusSeen(page, from)).find((text) => pattern.test(text))!;
+}
+
+/** The text the prewrite status bar item shows now, as the record writes it ('' when none). */
+export async function statusText(page: Page): Promise<string> {
+  return page.evaluate(() => window.prewriteStatusText());
+}
+
+/**
+ * Wait until the status bar shows, at this moment, a text that matches `pattern`, checked at
+ * each change of the page. Returns the text.
+ */
+export async function waitForStatusNow(page: Page, pattern: RegExp, timeoutMs: number): Promise<string> {
+  const shown = await page.waitForFunction(
+    (source, flags) => {
+      const text = window.prewriteStatusText();
+      return new RegExp(source, flags).test(text) && text;
+    },
+    { timeout: timeoutMs, polling: 'mutation' },
+    pattern.source, pattern.flags,
+  );
+  return (await shown.jsonValue()) as string;
 }
 
 /** Open the workbench on a folder and wait for it to be drawn. */

@@ -1,0 +1,5 @@
+"""Right triangles."""
+
+import math
+
+
