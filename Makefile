@@ -85,8 +85,9 @@ clients-test: venv models-test vsix
 
 # The packaged extension in real VS Code (code-server driven by headless Chromium). Node 24 and
 # code-server install once into the per-user cache ($$PREWRITE_CACHE or ~/.cache/prewrite); Debian's
-# Chromium, and libkrb5-dev for code-server's kerberos module, with apt-get when root.
-vscode-e2e: venv models-test vsix
+# Chromium, and libkrb5-dev for code-server's kerberos module, with apt-get when root; bubblewrap
+# first, so that the examples badge is tested (the server runs a draft's examples in it).
+vscode-e2e: venv models-test vsix sandbox
 	(command -v chromium >/dev/null && dpkg -s libkrb5-dev >/dev/null 2>&1) || [ "$$(id -u)" != 0 ] || \
 		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium libkrb5-dev)
 	cd $(VSCODE) && node out/e2e/install.js && npm run e2e
