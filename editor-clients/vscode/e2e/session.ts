@@ -45,6 +45,7 @@ export async function open(options: {
   files: string[];
   userSettings: Record<string, unknown>;
   machineSettings: Record<string, unknown>;
+  keybindings?: unknown[]; // the user's keybindings.json
   timeoutMs: number;
 }): Promise<Session> {
   const root = mkdtempSync(path.join(os.tmpdir(), 'prewrite-vscode-e2e-'));
@@ -58,6 +59,7 @@ export async function open(options: {
   codeServer.writeSettings(root, 'User', { ...QUIET_UI, ...options.userSettings });
   // On code-server the extension runs on its host: the server's path goes in machine settings.
   codeServer.writeSettings(root, 'Machine', options.machineSettings);
+  writeFileSync(path.join(codeServer.folders(root).userDataDir, 'User', 'keybindings.json'), JSON.stringify(options.keybindings ?? []));
   const timings: Record<string, number> = {};
   let started = performance.now();
   codeServer.installExtension(root, options.vsix);

@@ -79,17 +79,14 @@ function parseBody(json: string): unknown {
  */
 export function lastAnswer(log: string, uri: string): InlineItem | undefined {
   const traced = messages(log);
-  const forUri = (body: unknown) => (body as { textDocument?: { uri?: string } })?.textDocument?.uri === uri;
-  const lastEdit = traced.findLastIndex((m) => m.header.startsWith("Sending notification 'textDocument/didChange'") && forUri(m.body));
-  // Newest first; ids start again with a restarted client, so a response is looked for after its request.
+  const lastEdit = traced.findLastIndex((m) => m.header.startsWith("Sending notification 'textDocument/didChange'") && isFor(m.body, uri));
+  // Newest first
   for (let index = traced.length - 1; index > lastEdit; index -= 1) {
     const request = traced[index];
-    if (!request.header.startsWith("Sending request 'textDocument/inlineCompletion") || !forUri(request.body)) {
+    if (!request.header.startsWith("Sending request 'textDocument/inlineCompletion") || !isFor(request.body, uri)) {
       continue;
     }
-    const answer = `Received response 'textDocument/inlineCompletion - (${requestId(request.header)})'`;
-    const response = traced.slice(index + 1).find((m) => m.header.startsWith(answer));
-    const items = (response?.body as { items?: InlineItem[] } | undefined)?.items;
+    const items = (responseTo(traced, index)?.body as { items?: InlineItem[] } | undefined)?.items;
     if (items && items.length > 0) {
       return items[0];
     }
@@ -97,8 +94,26 @@ export function lastAnswer(log: string, uri: string): InlineItem | undefined {
   return undefined;
 }
 
-function requestId(header: string): number {
-  return Number(header.match(/ - \((\d+)\)'/)?.[1]);
+/** Whether a message's params name the document `uri`. */
+function isFor(body: unknown, uri: string): boolean {
+  return (body as { textDocument?: { uri?: string } })?.textDocument?.uri === uri;
+}
+
+/**
+ * The response to the request traced at `index`, once it is in the log. Ids start again with a
+ * restarted client, so the response is looked for after its request.
+ */
+function responseTo(traced: Message[], index: number): Message | undefined {
+  const [, method, id] = traced[index].header.match(/^Sending request '(.+) - \((\d+)\)'/) ?? [];
+  return traced.slice(index + 1).find((m) => m.header.startsWith(`Received response '${method} - (${id})'`));
+}
+
+/** The `method` requests for `uri` the client sent, in order, each with whether its response came, by the trace. */
+export function requestsFor(log: string, method: string, uri: string): { answered: boolean }[] {
+  const traced = messages(log);
+  return traced.flatMap((m, index) =>
+    m.header.startsWith(`Sending request '${method} - (`) && isFor(m.body, uri) ? [{ answered: responseTo(traced, index) !== undefined }] : [],
+  );
 }
 
 /** `text` with the answer applied, as VS Code applies an accepted inline suggestion. */
@@ -117,7 +132,5 @@ export function offsetAt(text: string, position: { line: number; character: numb
 
 /** How many `method` notifications for `uri` the client sent, by the trace. */
 export function sentFor(log: string, method: string, uri: string): number {
-  return messages(log).filter(
-    (m) => m.header.startsWith(`Sending notification '${method}'`) && (m.body as { textDocument?: { uri?: string } })?.textDocument?.uri === uri,
-  ).length;
+  return messages(log).filter((m) => m.header.startsWith(`Sending notification '${method}'`) && isFor(m.body, uri)).length;
 }

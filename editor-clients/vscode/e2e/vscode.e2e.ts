@@ -1,6 +1,7 @@
 // The packaged extension in real VS Code (code-server on loopback, headless Chromium): status bar,
-// ghost text typed into real editors and accepted with Tab, toggle, a settings change, restart,
-// a TypeScript function written by the code model that must compile, and a crashed server.
+// ghost text typed into real editors and accepted with Tab or a word and a line at a time,
+// suggestions switched off for one language, toggle, a settings change, restart, a TypeScript
+// function written by the code model that must compile, and a crashed server.
 // Run by `make vscode-e2e`, which installs Node 24 and code-server into the per-user cache first.
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
@@ -14,7 +15,7 @@ import { CODE_SERVER, NODE, installed } from './cache';
 import { evaluate, typeErrors } from './compiled';
 import * as session from './session';
 import { insertTextOf } from '../src/protocol';
-import { InlineItem, applyAnswer, lastAnswer, offsetAt, readOutput, sentFor } from './trace';
+import { InlineItem, applyAnswer, lastAnswer, offsetAt, readOutput, requestsFor, sentFor } from './trace';
 import * as wb from './workbench';
 
 const MODEL_MS = 180_000; // loading and running a model on two shared cores: a guard only
@@ -48,7 +49,21 @@ const EXAMPLES = {
 /** How the server says that it runs no examples here (its status message, its log). */
 const NO_EXAMPLES = /examples not checked: ([^\n;]+)/;
 
+/** The README's key for Accept Next Line, which VS Code binds to none. */
+const ACCEPT_LINE_KEY = { key: 'ctrl+alt+right', command: 'editor.action.inlineSuggest.acceptNextLine', when: 'inlineSuggestionVisible && !editorReadonly' };
+
+/**
+ * VS Code's word for Accept Next Word (its default wordDefinition, which Python's language
+ * configuration keeps).
+ */
+const WORD = /(-?\d*\.\d\w*)|([^`~!@#$%^&*()\-=+[{\]}\\|;:'",.<>/?\s]+)/;
+
+/** `prewrite.enable` with Python switched off, as a user writes it in settings.json. */
+const PYTHON_OFF = { '*': true, python: false };
+
 let s: session.Session | undefined;
+/** geometry.py as the Python test typed it, before Tab: the later Python tests go back to it. */
+let typedPython: string | undefined;
 let sessionName = 'python';
 const skip = serverTestSkipReason(scenario.settings.model);
 const tsSkip = skip ?? serverTestSkipReason(tsScenario.settings.model);
@@ -83,6 +98,7 @@ function openSession(overrides: Record<string, unknown> = {}, editor: Record<str
     files: [scenario.file, tsScenario.file, RESPEC.file, EXAMPLES.file].map((name) => path.join(testData, name)),
     userSettings: { ...userSettings(overrides), ...editor },
     machineSettings: { 'prewrite.pythonPath': python() },
+    keybindings: [ACCEPT_LINE_KEY],
     timeoutMs: UI_MS,
   });
 }
@@ -146,11 +162,11 @@ async function serverAnswer(uri: string): Promise<InlineItem> {
 
 /**
  * Ghost text appears by itself after typing; Tab accepts it, and the saved document is the
- * document before with the server's answer applied.
+ * document before with the server's answer applied. Returns the document as typed, before Tab.
  */
 async function typeWaitAccept(
   page: Page, name: string, keys: () => Promise<void>, typed: string, ghostMs = MODEL_MS, label = name,
-): Promise<void> {
+): Promise<string> {
   const timings = live().timings;
   const before = file(name);
   await wb.chord(page, 'Control', 'End');
@@ -173,6 +189,7 @@ async function typeWaitAccept(
   await page.keyboard.press('Tab');
   const accepted = await wb.saveAndRead(page, before.path, typedText, UI_MS);
   assert.equal(accepted, expected, 'after Tab the document holds exactly the server\'s answer');
+  return typedText;
 }
 
 /** What VS Code draws of an answer: the insert text less what it restates of its range. */
@@ -202,11 +219,132 @@ test('Python: typed docstring, ghost text, Tab inserts exactly the server\'s ans
   await session.check(live(), 'python', async () => {
     const typed = (scenario.typed as string[]).join('');
     const mark = (await wb.statusSeen(page)).length;
-    await typeWaitAccept(page, scenario.file, () => typeLikeAPerson(page, typed), typed);
+    typedPython = await typeWaitAccept(page, scenario.file, () => typeLikeAPerson(page, typed), typed);
     const latency = await wb.waitForStatus(page, /^\$\(check\) prewrite \d+(\.\d)? m?s$/, mark, UI_MS);
     assert.match(await wb.statusLabel(page), /last completion: \d+(\.\d)? m?s, \d+ characters/, latency);
   });
 });
+
+test('prewrite.enable {"*": true, "python": false} set at run time: no suggestion in the Python file and the status bar says why, while the TypeScript file is still asked; then set back', { skip, timeout: 2 * MODEL_MS }, async () => {
+  const { page } = live();
+  await session.check(live(), 'enable by language', async () => {
+    const py = file(scenario.file);
+    const ts = file(tsScenario.file);
+    const settingsFile = path.join(live().server.userDataDir, 'User', 'settings.json');
+    const original = readFileSync(settingsFile, 'utf8');
+    const asked = (uri: string) => requestsFor(readOutput(live().server.userDataDir), 'textDocument/inlineCompletion', uri);
+    const written = await wb.editUserSettingsJson(page, settingsFile, async () => {
+      // a line below the opening brace, in one input event: typed key by key, the settings
+      // completions that open on the way would take ':' and ',' as commit characters
+      await wb.chord(page, 'Control', 'Home');
+      await page.keyboard.press('End');
+      await page.keyboard.press('Enter');
+      await page.keyboard.sendCharacter(`"prewrite.enable": ${JSON.stringify(PYTHON_OFF)},`);
+    }, UI_MS);
+    assert.deepEqual(JSON.parse(written)['prewrite.enable'], PYTHON_OFF, written);
+
+    await wb.openFile(page, scenario.file, UI_MS);
+    const off = await wb.waitForStatusNow(page, /^\$\(circle-slash\) prewrite off for python$/, UI_MS);
+    assert.match(await wb.statusLabel(page), /no suggestion: disabled for python \(prewrite\.enable\)/, off);
+    // back to the docstring as typed, where the server has an answer: Ctrl+Z takes back the Tab
+    const pyAsked = asked(py.uri).length;
+    await wb.chord(page, 'Control', 'KeyZ');
+    assert.equal(await wb.saveAndRead(page, py.path, py.text, UI_MS), typedPython, 'Ctrl+Z gave back the docstring as typed');
+    await wb.runCommand(page, 'Trigger Inline Suggestion', UI_MS);
+    assert.equal(await wb.ghostText(page), '', 'no ghost text in the Python file');
+
+    // TypeScript is still on: its trigger reaches the server and is answered (an answer for the
+    // file as it is, with no spec in it: what it says does not matter here)
+    await wb.openFile(page, tsScenario.file, UI_MS);
+    await wb.waitForStatusNow(page, /^\$\([\w~-]+\) prewrite (?!off)/, UI_MS);
+    const tsAsked = asked(ts.uri).length;
+    await wb.runCommand(page, 'Trigger Inline Suggestion', UI_MS);
+    await until(() => asked(ts.uri).slice(tsAsked).some((request) => request.answered), MODEL_MS, 'an answered inline completion request for geometry.ts');
+    // the Python trigger came first, so its request would be in the trace by now
+    assert.equal(asked(py.uri).length, pyAsked, 'no inline completion request for geometry.py while Python is off');
+
+    const restored = await wb.editUserSettingsJson(page, settingsFile, async () => {
+      await wb.chord(page, 'Control', 'Home');
+      await page.keyboard.press('ArrowDown');
+      await wb.chord(page, 'Shift', 'ArrowDown');
+      await page.keyboard.press('Backspace');
+    }, UI_MS);
+    assert.equal(restored, original, 'the line taken out again');
+    await wb.openFile(page, scenario.file, UI_MS);
+    await wb.waitForStatusNow(page, /^\$\([\w~-]+\) prewrite (?!off)/, UI_MS);
+  });
+});
+
+test('Accept Next Word (Ctrl+Right) and Accept Next Line (the README\'s Ctrl+Alt+Right) insert the ghost text\'s next word, then the rest of its line; the rest stays shown', { skip, timeout: 2 * MODEL_MS }, async () => {
+  const { page } = live();
+  await session.check(live(), 'accept word and line', async () => {
+    const py = file(scenario.file);
+    assert.equal(py.text, typedPython, 'the docstring as typed (the test before took the body back)');
+    await wb.runCommand(page, 'Trigger Inline Suggestion', UI_MS);
+    await wb.waitForGhostText(page, MODEL_MS);
+    const item = await serverAnswer(py.uri);
+    // VS Code draws an answer that restates what its range replaces as the rest, inserted there
+    const end = offsetAt(py.text, item.range.end);
+    const replaced = py.text.slice(offsetAt(py.text, item.range.start), end);
+    assert.ok(insertTextOf(item).startsWith(replaced), `the answer adds to the text it replaces: ${JSON.stringify(item)}`);
+    const shown = insertTextOf(item).slice(replaced.length);
+    assert.equal(squash(await wb.ghostText(page)), squash(shown), 'the ghost text is the answer as VS Code draws it');
+    const withFirst = (chars: number) => py.text.slice(0, end) + shown.slice(0, chars) + py.text.slice(end);
+
+    // a word at a time until the answer's first word is in (what comes before it goes first)
+    const word = WORD.exec(shown);
+    assert.ok(word, `a word in the answer: ${JSON.stringify(shown)}`);
+    let accepted = 0;
+    let text = py.text;
+    while (accepted < word.index + word[0].length) {
+      accepted += nextWord(shown.slice(accepted));
+      text = await acceptNext(page, ['Control', 'ArrowRight'], py.path, text, withFirst(accepted), shown.slice(accepted));
+    }
+    assert.ok(accepted < shown.length, `the answer goes on after its first word: ${JSON.stringify(shown)}`);
+    accepted += nextLine(shown.slice(accepted));
+    text = await acceptNext(page, ['Control', 'Alt', 'ArrowRight'], py.path, text, withFirst(accepted), shown.slice(accepted));
+    if (accepted < shown.length) {
+      await page.keyboard.press('Tab');
+      text = await wb.saveAndRead(page, py.path, text, UI_MS);
+    }
+    assert.equal(text, applyAnswer(py.text, item), 'words, a line and Tab leave the document with the whole answer');
+  });
+});
+
+/** How much of `rest` Accept Next Word takes: VS Code's rule (a word, or what comes before one, at most one run of blanks). */
+function nextWord(rest: string): number {
+  const word = WORD.exec(rest);
+  let end = !word ? rest.length : word.index === 0 ? word[0].length : word.index;
+  const blank = /\s+/.exec(rest);
+  if (blank && blank.index + blank[0].length < end) {
+    end = blank.index + blank[0].length;
+  }
+  return end;
+}
+
+/** How much of `rest` Accept Next Line takes: up to and with the first line break, else all. */
+function nextLine(rest: string): number {
+  const lineBreak = rest.indexOf('\n');
+  return lineBreak >= 0 ? lineBreak + 1 : rest.length;
+}
+
+/** Press `keys`: the saved document must be `expected` and the ghost text the `rest` of the answer. Returns the document. */
+async function acceptNext(page: Page, keys: Parameters<Page['keyboard']['press']>[0][], filePath: string, before: string, expected: string, rest: string): Promise<string> {
+  await wb.chord(page, ...keys);
+  const text = await wb.saveAndRead(page, filePath, before, UI_MS);
+  assert.equal(text, expected, `${keys.join('+')}: the document with the answer's next part`);
+  await until(async () => squash(await wb.ghostText(page)) === squash(rest), UI_MS, `the rest of the answer as ghost text: ${JSON.stringify(rest)}`);
+  return text;
+}
+
+/** Poll `condition` every 100 ms until it holds; fail with `what` after `timeoutMs`. */
+async function until(condition: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    assert.ok(Date.now() < deadline, `no ${what} within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
 
 test('prewrite: Toggle completions switches the server off and on', { skip, timeout: UI_MS }, async () => {
   const { page } = live();

@@ -1,7 +1,7 @@
 // VS Code's workbench in headless Chromium, driven as a person would: keys, the command
 // palette, and what the screen shows (status bar, ghost text), read from the DOM.
 import { readFileSync } from 'node:fs';
-import puppeteer, { Browser, Page } from 'puppeteer-core';
+import puppeteer, { Browser, ElementHandle, Page } from 'puppeteer-core';
 
 /** Debian's Chromium (never a downloaded browser); $PREWRITE_CHROMIUM overrides. */
 export const CHROMIUM = process.env.PREWRITE_CHROMIUM || '/usr/bin/chromium';
@@ -92,21 +92,27 @@ export async function openFolder(page: Page, url: string, folder: string, timeou
 }
 
 /**
- * Type into the quick input (already open) and accept the first entry once it is `label`; with
- * `closes`, wait for the quick input to close (else a next list follows).
+ * Type into the quick input (already open) and accept the entry `label` once listed: Enter when it
+ * is the first, else a click (a recently used command can come before it); with `closes`, wait
+ * for the quick input to close (else a next list follows).
  */
 async function pick(page: Page, text: string, label: string, timeoutMs: number, closes = true): Promise<void> {
   await page.waitForSelector('.quick-input-widget input', { visible: true, timeout: timeoutMs });
   await page.keyboard.type(text);
-  await page.waitForFunction(
-    (wanted) => {
-      const first = document.querySelector('.quick-input-list .monaco-list-row .label-name');
-      return first?.textContent?.replace(/\s+/g, ' ').trim() === wanted;
-    },
+  const row = await page.waitForFunction(
+    (wanted) =>
+      [...document.querySelectorAll('.quick-input-list .monaco-list-row')].find(
+        (el) => el.querySelector('.label-name')?.textContent?.replace(/\s+/g, ' ').trim() === wanted,
+      ),
     { timeout: timeoutMs, polling: 100 },
     label,
   );
-  await page.keyboard.press('Enter');
+  const element = row.asElement() as ElementHandle<HTMLElement>;
+  if ((await element.evaluate((el) => el.dataset.index)) === '0') {
+    await page.keyboard.press('Enter');
+  } else {
+    await element.click();
+  }
   if (closes) {
     await page.waitForSelector('.quick-input-widget', { hidden: true, timeout: timeoutMs });
   } else {
@@ -271,4 +277,26 @@ export async function setStringSetting(page: Page, settingsFile: string, key: st
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   await chord(page, 'Control', 'KeyW');
+}
+
+/**
+ * Edit the user settings in settings.json as a person would (Preferences: Open User Settings
+ * (JSON)): `keys` are pressed in its editor, which is then saved and closed. Returns the file once
+ * VS Code has written it (it must change).
+ */
+export async function editUserSettingsJson(page: Page, settingsFile: string, keys: () => Promise<void>, timeoutMs: number): Promise<string> {
+  const before = readFileSync(settingsFile, 'utf8');
+  await runCommand(page, 'Preferences: Open User Settings (JSON)', timeoutMs);
+  // VS Code 1.139 opens it in a modal editor (workbench.editor.useModal), titled with its name
+  await page.waitForFunction(
+    () =>
+      document.activeElement?.closest('.monaco-editor') &&
+      (document.querySelector('.modal-editor-title')?.textContent ?? document.querySelector('.tab.active')?.getAttribute('aria-label') ?? '').includes('settings.json'),
+    { timeout: timeoutMs, polling: 100 },
+  );
+  await keys();
+  const text = await saveAndRead(page, settingsFile, before, timeoutMs);
+  await chord(page, 'Control', 'KeyW');
+  await page.waitForSelector('.modal-editor-part', { hidden: true, timeout: timeoutMs });
+  return text;
 }
