@@ -13,7 +13,7 @@ from inference.errors import Superseded
 from inference.examples.sandbox import ExampleRun
 from lsp_server import convert
 from lsp_server.context import ServerContext, UsesContext
-from lsp_server.documents import Trigger, TriggerKind
+from lsp_server.documents import Alternative, Trigger, TriggerKind
 from lsp_server.drafting import Drafting, DraftTag
 from lsp_server.spec import Edit, Spec, answer_edit, find_spec
 from lsp_server.trace import Trace
@@ -40,14 +40,15 @@ class Answers(UsesContext):
     async def inline(self, params: types.InlineCompletionParams) -> types.InlineCompletionList:
         """The residual answer with the range it replaces."""
         kind = convert.inline_trigger(params)
-        document, edit = await self._answer(params.text_document.uri, params.position, kind)
-        return convert.inline_list(document, edit)
+        uri = params.text_document.uri
+        document, edit, alternative = await self._answer(uri, params.position, kind)
+        return convert.inline_list(document, edit, *([alternative] if alternative else []))
 
     async def completion(self, params: types.CompletionParams) -> types.CompletionList:
         """The same answer as one item; while the user types, only from a verified draft."""
         draft_only = not convert.completion_invoked(params)
         uri = params.text_document.uri
-        document, edit = await self._answer(uri, params.position, "completion", draft_only)
+        document, edit, _ = await self._answer(uri, params.position, "completion", draft_only)
         return convert.completion_list(document, edit, self.snippets())
 
     async def plain(self, params: types.InlineCompletionParams) -> types.InlineCompletionList:
@@ -62,23 +63,29 @@ class Answers(UsesContext):
 
     async def _answer(
         self, uri: str, position: types.Position, kind: TriggerKind, draft_only: bool = False
-    ) -> tuple[TextDocument | None, Edit | None]:
+    ) -> tuple[TextDocument | None, Edit | None, Edit | None]:
+        """The document, the answer's edit, and the edit of an alternative whose examples
+        pass where the answer's fail (searchOnFailure), if one was found."""
         started = time.perf_counter()
         located = self._locate(uri, position)
         if located is None:
-            return None, None
+            return None, None, None
         document, text, cursor, spec = located
         worker = self.worker()
         completion = worker.verified(uri, spec.request)
         from_draft = completion is not None
         if completion is None:
             if draft_only:
-                return None, None
+                return None, None, None
             completion = await self._wait(uri, document, spec, kind)
             self._still(uri, document, text)
         examples = self.drafting.examples_of(uri, spec.request, completion.text)
-        self._record(uri, document.version or 0, kind, completion, from_draft, started, examples)
-        return document, answer_edit(text, spec, cursor, completion.text)
+        doc = self.documents.get(uri)
+        found = doc.alternative_to(spec.request, completion.text) if doc is not None else None
+        self._record(uri, document.version or 0, kind, completion, from_draft, started, examples,
+                     found)  # fmt: skip
+        alternative = answer_edit(text, spec, cursor, found.completion.text) if found else None
+        return document, answer_edit(text, spec, cursor, completion.text), alternative
 
     async def _wait(
         self, uri: str, document: TextDocument, spec: Spec, kind: TriggerKind
@@ -139,6 +146,7 @@ class Answers(UsesContext):
         from_draft: bool,
         started: float,
         examples: ExampleRun | None,
+        alternative: Alternative | None = None,
     ) -> None:
         """Keep the trigger's figures for prewrite.stats and the trace."""
         cost = completion.cost
@@ -166,5 +174,14 @@ class Answers(UsesContext):
                 "acceptance": cost.acceptance,
                 "promptTokens": completion.prompt_tokens,
                 "examples": examples.to_wire() if examples is not None else None,
+                "alternative": {
+                    "greedy": False,
+                    "seed": alternative.seed,
+                    "drawn": alternative.drawn,
+                    "examples": alternative.examples.to_wire(),
+                    "answerTokens": len(alternative.completion.token_ids),
+                }
+                if alternative is not None
+                else None,
             }
         )

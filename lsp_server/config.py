@@ -171,6 +171,15 @@ class Settings(BaseModel):
         description="Run the docstring's >>> examples against each verified draft in a "
         "bubblewrap sandbox: auto (where the sandbox works) or off.",
     )
+    search_on_failure: bool = Field(
+        default=False,
+        description="When a verified draft fails its docstring's examples and the machine is "
+        "idle, sample up to searchTries alternatives, run the same examples, and offer the "
+        "first that passes beside the greedy answer (marked as not the greedy answer).",
+    )
+    search_tries: int = Field(
+        default=4, ge=1, le=32, description="Sampled alternatives tried per failing draft."
+    )
     respec: bool = Field(
         default=True,
         description="After a changed docstring or leading comment of a function that has a "

@@ -11,7 +11,14 @@ from pygls.workspace import ServerTextPosition, TextDocument
 from inference.api import Completion
 from inference.examples.sandbox import ExampleRun
 from lsp_server.spec import Edit
-from lsp_server.wire import DraftParams, DraftStatus, ExamplesParams, ServerState, StatusParams
+from lsp_server.wire import (
+    AlternativeParams,
+    DraftParams,
+    DraftStatus,
+    ExamplesParams,
+    ServerState,
+    StatusParams,
+)
 
 _SNIPPET_SPECIAL = str.maketrans({"\\": "\\\\", "$": "\\$", "}": "\\}"})
 
@@ -68,12 +75,18 @@ def ends_a_word(changes: Sequence[types.TextDocumentContentChangeEvent]) -> bool
     return bool(last.text) and last.text[-1] in WORD_ENDS
 
 
-def inline_list(document: TextDocument | None, edit: Edit | None) -> types.InlineCompletionList:
-    """The answer as one inline completion item with the range it replaces."""
+def inline_list(
+    document: TextDocument | None, edit: Edit | None, *others: Edit
+) -> types.InlineCompletionList:
+    """The answer as an inline completion item with the range it replaces; `others` (an
+    alternative found by searchOnFailure first) become items before it."""
     if document is None or edit is None:
         return types.InlineCompletionList(items=[])
-    item = types.InlineCompletionItem(insert_text=edit.text, range=edit_range(document, edit))
-    return types.InlineCompletionList(items=[item])
+    items = [
+        types.InlineCompletionItem(insert_text=e.text, range=edit_range(document, e))
+        for e in (*others, edit)
+    ]
+    return types.InlineCompletionList(items=items)
 
 
 def completion_list(
@@ -131,6 +144,7 @@ def draft_params(
     text: str,
     completion: Completion | None,
     examples: ExampleRun | None = None,
+    alternative: AlternativeParams | None = None,
 ) -> DraftParams:
     """A prewrite/draft notification's params."""
     cost = completion.cost if completion else None
@@ -151,6 +165,7 @@ def draft_params(
         forwards=cost.forwards if cost else 0,
         ms=round(cost.wall_ms, 3) if cost else 0.0,
         examples=checked,
+        alternative=alternative,
     )
 
 

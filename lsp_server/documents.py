@@ -48,6 +48,19 @@ class Trigger:
         }
 
 
+@dataclass(frozen=True)
+class Alternative:
+    """A sampled answer to `request` whose examples pass where the greedy answer's (`greedy`)
+    fail: offered beside it at the trigger (searchOnFailure)."""
+
+    request: Request
+    greedy: str
+    completion: Completion
+    examples: ExampleRun
+    seed: int
+    drawn: int  # samples drawn to find it
+
+
 @dataclass
 class Document:
     """One open document, and all the server keeps of it on the event loop.
@@ -72,6 +85,10 @@ class Document:
     idle_timer: asyncio.TimerHandle | None = None
     verified: tuple[Any, Completion] | None = None
     examples: tuple[Hashable, ExampleRun] | None = None  # the examples' run of a verified draft
+    # searching when a verified draft fails its examples: the search, and what it found
+    search: asyncio.Task[None] | None = None
+    search_for: tuple[Request, str] | None = None  # the request and greedy answer searched for
+    alternative: Alternative | None = None
     # re-verifying a changed spec: the timer, the offer made, each body's spec before edits
     respec_timer: asyncio.TimerHandle | None = None
     offer: Offer | None = None
@@ -82,6 +99,18 @@ class Document:
         if self.idle_timer is not None:
             self.idle_timer.cancel()
             self.idle_timer = None
+
+    def alternative_to(self, request: Request, greedy: str) -> Alternative | None:
+        """The alternative found for the greedy answer `greedy` to `request`, if any."""
+        found = self.alternative
+        matches = found is not None and (found.request, found.greedy) == (request, greedy)
+        return found if matches else None
+
+    def stop_search(self) -> None:
+        """Cancel the search for an alternative, if one runs."""
+        if self.search is not None:
+            self.search.cancel()
+            self.search = None
 
     def stop_respec_timer(self) -> None:
         """Cancel the re-verification's timer, if one is waiting."""
@@ -145,12 +174,14 @@ class Documents:
         if doc is not None:
             doc.stop_idle_timer()
             doc.stop_respec_timer()
+            doc.stop_search()
 
     def stop_timers(self) -> None:
-        """Every document's timers stop (the server shuts down)."""
+        """Every document's timers and searches stop (the server shuts down)."""
         for doc in self._docs.values():
             doc.stop_idle_timer()
             doc.stop_respec_timer()
+            doc.stop_search()
 
     def __iter__(self) -> Iterator[Document]:
         return iter(list(self._docs.values()))

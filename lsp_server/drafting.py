@@ -16,7 +16,7 @@ from lsp_server.context import ServerContext, UsesContext
 from lsp_server.documents import Document
 from lsp_server.examples import DraftExamples
 from lsp_server.spec import Spec
-from lsp_server.wire import DraftStatus
+from lsp_server.wire import AlternativeParams, DraftStatus
 from lsp_server.worker import DraftEvent
 
 
@@ -48,6 +48,10 @@ class Drafting(UsesContext):
         super().__init__(context)
         self._examples: DraftExamples | None = None
         self.examples_unavailable: Callable[[str], None] = lambda why: None  # the service's
+        # told when a verified draft of the document as it is failed its examples
+        self.examples_failed: Callable[[Document, str, Spec, Completion, ExampleRun], None] = (
+            lambda doc, source, spec, completion, run: None
+        )
 
     def changed(
         self,
@@ -55,8 +59,9 @@ class Drafting(UsesContext):
         document: TextDocument,
         version: int,
         changes: Sequence[types.TextDocumentContentChangeEvent],
-    ) -> None:
-        """After pygls applied a didChange: find the spec, hand a new request to the worker."""
+    ) -> Spec | None:
+        """After pygls applied a didChange: find the spec (returned), hand a new request to
+        the worker."""
         uri = doc.uri
         point, first_start = convert.edit_point(document, changes)
         if not doc.edited(len(document.source), first_start, version):
@@ -66,6 +71,7 @@ class Drafting(UsesContext):
         self.worker().edited(uri, written=spec is not None and spec.written_at(point))
         if spec is not None:
             self._draft(doc, document, spec, convert.ends_a_word(changes))
+        return spec
 
     def redraft_all(self) -> None:
         """After a (re)load or re-enabling: draft every document's spec again."""
@@ -146,10 +152,24 @@ class Drafting(UsesContext):
         if not self.settings().draft_preview:
             return
         examples = self.examples_of(doc.uri, tag.request, completion.text) if completion else None
+        found = doc.alternative_to(tag.request, completion.text) if completion else None
+        alternative = None
+        if found is not None:
+            text = answer_text(tag.closing, found.completion.text)
+            passed, total = found.examples.passed, found.examples.total
+            alternative = AlternativeParams(passed, total, found.seed, found.drawn, text)
         params = convert.draft_params(
-            doc.uri, tag.version, tag.position, status, doc.preview, completion, examples
-        )
+            doc.uri, tag.version, tag.position, status, doc.preview, completion, examples,
+            alternative,
+        )  # fmt: skip
         self.notify.draft(params)
+
+    def alternative_found(self, doc: Document) -> None:
+        """A search found an alternative: the verified draft goes out again with it."""
+        if doc.verified is not None and doc.tag is not None:
+            tag, completion = doc.verified
+            if doc.tag.request == tag.request:
+                self._tell(doc, doc.tag, "verified", completion)
 
     def _check_examples(self, doc: Document, request: Request, answer: str) -> None:
         """Run the spec's examples against a draft verified for the document as it is now."""
@@ -161,13 +181,21 @@ class Drafting(UsesContext):
             self.examples.check(doc.uri, document.source, spec, answer)
 
     def _examples_arrived(self, uri: str) -> None:
-        """A run finished: the draft goes out again with its examples, if it is still current."""
+        """A run finished: the draft goes out again with its examples, if it is still current;
+        a failure is told (`examples_failed`)."""
         doc = self.documents.get(uri)
         if doc is None or doc.verified is None:
             return
         tag, completion = doc.verified
         if doc.tag is not None and doc.tag.request == tag.request:
             self._tell(doc, doc.tag, "verified", completion)
+        run = self.examples_of(uri, tag.request, completion.text)
+        document = self.document(uri)
+        if run is None or run.failed == 0 or document is None:
+            return
+        spec = doc.find(document.source, None, *self._window())
+        if spec is not None and spec.request == tag.request:
+            self.examples_failed(doc, document.source, spec, completion, run)
 
     def _draft(
         self, doc: Document, document: TextDocument, spec: Spec, word_ended: bool = True

@@ -67,6 +67,18 @@ class DraftEngine(Protocol):
         """Plain decoding with no draft (from the prefix session `cached_by` has cached)."""
         ...
 
+    def sample(
+        self,
+        request: Request,
+        seed: int,
+        temperature: float | None = None,
+        cached_by: str | None = None,
+        stopped_by: tuple[str, int] | None = None,
+    ) -> Completion:
+        """One answer sampled with `seed`; a `supersede` of `stopped_by`'s session newer than
+        its version stops it."""
+        ...
+
     def is_verified(self, session_id: str, request: Request) -> bool:
         """True when the session's draft is a finished answer for exactly `request`."""
         ...

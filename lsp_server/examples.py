@@ -41,24 +41,41 @@ class DraftExamples:
         self._checker: ExampleChecker | None = None
         self._probing: threading.Thread | None = None
         self._after_probe: tuple[str, Hashable, str, str] | None = None
+        self._awaited: dict[str, tuple[Hashable, asyncio.Future[ExampleRun]]] = {}  # by `run`
         self.unavailable: str | None = None  # why examples are not checked here
 
     def check(self, uri: str, source: str, spec: Spec, answer: str) -> None:
         """Run the spec's examples against the document with `answer` applied, unless known."""
-        found = docstring_examples(source[spec.start : spec.end])
         key: DraftKey = (spec.request, answer)
-        if found is None or self.known(uri, key) is not None or self.unavailable:
+        if self.known(uri, key) is not None or self.unavailable:
             return
-        edit = answer_edit(source, spec, spec.insert_at, answer)
-        if edit is None:
+        prepared = _applied(source, spec, answer)
+        if prepared is None:
             return
-        module = source[: edit.start] + edit.text + source[edit.end :]
-        docstring, _ = found
+        module, docstring = prepared
         checker = self._started()
         if checker is not None:
             checker.check(uri, key, module, docstring)
         else:  # the sandbox is being probed: the first draft waits for it
             self._after_probe = (uri, key, module, docstring)
+
+    def run(
+        self, uri: str, source: str, spec: Spec, answer: str
+    ) -> asyncio.Future[ExampleRun] | None:
+        """The spec's examples against the document with another `answer` applied (a sampled
+        alternative), apart from the drafts' runs: a future, cancelled by the document's next
+        `run` or `forget`. None where they cannot run (no sandbox, no examples)."""
+        prepared = _applied(source, spec, answer)
+        if prepared is None or self._checker is None:
+            return None
+        module, docstring = prepared
+        slot = _alternatives(uri)
+        self._cancel_awaited(slot)
+        future: asyncio.Future[ExampleRun] = self.loop.create_future()
+        key = (spec.request, answer)
+        self._awaited[slot] = (key, future)
+        self._checker.check(slot, key, module, docstring)
+        return future
 
     def known(self, uri: str, key: Hashable) -> ExampleRun | None:
         """The result for this draft of the document, if it has come."""
@@ -70,8 +87,20 @@ class DraftExamples:
         """The document closed, or has a new draft: its result and runs go."""
         if (doc := self.documents.get(uri)) is not None:
             doc.examples = None
+        self.forget_alternatives(uri)
         if self._checker is not None:
             self._checker.forget(uri)
+
+    def forget_alternatives(self, uri: str) -> None:
+        """No result of `run` is wanted for the document any more."""
+        self._cancel_awaited(_alternatives(uri))
+        if self._checker is not None:
+            self._checker.forget(_alternatives(uri))
+
+    def _cancel_awaited(self, slot: str) -> None:
+        awaited = self._awaited.pop(slot, None)
+        if awaited is not None:
+            awaited[1].cancel()
 
     def close(self) -> None:
         if self._checker is not None:
@@ -115,14 +144,37 @@ class DraftExamples:
         self.loop.call_soon_threadsafe(self._store, uri, key, run)
 
     def _store(self, uri: str, key: Hashable, run: ExampleRun) -> None:
+        awaited = self._awaited.get(uri)
+        if awaited is not None and awaited[0] == key:
+            del self._awaited[uri]
+            if not awaited[1].done():
+                awaited[1].set_result(run)
+            return
         doc = self.documents.get(uri)
         if doc is None:  # closed meanwhile
             return
         doc.examples = (key, run)
         self.arrived(uri)
 
-    def _failed(self, words: str) -> None:
+    def _failed(self, uri: str, words: str) -> None:
         """From the checker's thread: the sandbox itself failed."""
-        self.loop.call_soon_threadsafe(
-            self.notify.log_once, types.MessageType.Warning, f"prewrite: {words}"
-        )
+        self.loop.call_soon_threadsafe(self._sandbox_failed, uri, words)
+
+    def _sandbox_failed(self, uri: str, words: str) -> None:
+        self._cancel_awaited(uri)  # an alternative's run: its search stops
+        self.notify.log_once(types.MessageType.Warning, f"prewrite: {words}")
+
+
+def _alternatives(uri: str) -> str:
+    """The checker's slot for a document's alternatives (apart from its drafts')."""
+    return f"{uri}\x00alternatives"
+
+
+def _applied(source: str, spec: Spec, answer: str) -> tuple[str, str] | None:
+    """(the module with `answer` applied at the spec, the docstring) when the spec is a
+    docstring with examples and the answer applies."""
+    found = docstring_examples(source[spec.start : spec.end])
+    edit = answer_edit(source, spec, spec.insert_at, answer) if found is not None else None
+    if found is None or edit is None:
+        return None
+    return source[: edit.start] + edit.text + source[edit.end :], found[0]

@@ -41,7 +41,7 @@ class Respecs(UsesContext):
         """After an edit: drop the document's re-verification, move or drop its offer, and
         re-verify once the user pauses if the edit changed a spec of a function with a body."""
         doc.stop_respec_timer()
-        self.worker().drop_respec(doc.uri)
+        self.worker().drop_background(doc.uri, "respec")
         delta = len(document.source) - len(previous) if previous is not None else None
         self._edited(doc, document, first_start, delta)
         settings = self.settings()

@@ -18,9 +18,10 @@ the one written (or quiet) longest runs alone until it is done; the drafts of do
 being typed, which the next word makes stale, stop and wait, and an editor's request while
 typing does not stop a paused document's draft.
 
-Last come re-verifications of bodies against changed specs (`respec`): one per document, the
-newest, run only while no other job waits; the worker stops a running one when other work
-comes (it runs again afterwards) and drops a document's at its next edit.
+Last come the background jobs: re-verifications of bodies against changed specs (`respec`)
+and sampled alternatives to a draft whose examples fail (`search`): one of each kind per
+document, the newest, run only while no other job waits; the worker stops a running one when
+other work comes (it runs again afterwards) and drops a document's at its next edit.
 """
 
 from __future__ import annotations
@@ -42,7 +43,8 @@ OVERDUE_S = 0.25
 # A document this long without an edit is paused: its draft is the next answer someone asks
 # for (the typing benchmark's keys come 0.05-0.3 s apart within a word).
 PAUSED_S = 0.25
-JobKind = Literal["load", "draft", "finalize", "plain", "close", "stop", "respec"]
+JobKind = Literal["load", "draft", "finalize", "plain", "close", "stop", "respec", "search"]
+BACKGROUND: tuple[JobKind, ...] = ("respec", "search")  # run only while nothing else waits
 Stop = tuple[str, int]  # (document, ticket): the document's work with an older ticket stops
 
 
@@ -63,7 +65,8 @@ class Job:
     stopping: bool = False  # superseded by the scheduler; its work ends at the next forward
     body: str = ""  # a respec's: the body a person wrote, checked against `request`
     before: Request | None = None  # a respec's: the request before the spec changed
-    again: bool = False  # a respec stopped for other work: it queues again when it ends
+    again: bool = False  # a background job stopped for other work: it queues again when it ends
+    seed: int = 0  # a search's: the seed its alternative is sampled with
 
     def wait(self, future: asyncio.Future[Any], now: float) -> None:
         """A trigger waits for this job."""
@@ -113,7 +116,8 @@ class Schedule:
     def __init__(self) -> None:
         self.urgent: deque[Job] = deque()
         self.drafts: dict[str, Job] = {}  # newest pending draft per document, oldest first
-        self.respecs: dict[str, Job] = {}  # newest pending respec per document, oldest first
+        # the newest pending background job of each kind and document, oldest first
+        self.background: dict[tuple[JobKind, str], Job] = {}
         self.running: list[Job] = []  # one urgent job, or the drafts running together
         self.typing = Typing()
         self.counts: Counter[str] = Counter()  # what became of draft jobs (see `Worker.stats`)
@@ -126,7 +130,7 @@ class Schedule:
     @property
     def empty(self) -> bool:
         """True when no job waits."""
-        return not self.urgent and not self.drafts and not self.respecs
+        return not self.urgent and not self.drafts and not self.background
 
     def pending(self) -> int:
         """Draft jobs not ended: waiting or running."""
@@ -168,10 +172,10 @@ class Schedule:
 
     def stop(self) -> list[Job]:
         """The worker stops: the stop job goes first, the jobs waiting are dropped (returned)."""
-        dropped = [*self.urgent, *self.drafts.values(), *self.respecs.values()]
+        dropped = [*self.urgent, *self.drafts.values(), *self.background.values()]
         self.urgent.clear()
         self.drafts.clear()
-        self.respecs.clear()
+        self.background.clear()
         self.urgent.appendleft(Job("stop", 0))
         return dropped
 
@@ -236,16 +240,37 @@ class Schedule:
             self.drafts[job.doc].ticket = ticket
         return job.doc, ticket
 
-    def submit_respec(self, job: Job) -> Job | None:
-        """A document's newest respec replaces its pending one (returned: its caller's answer
-        is stale)."""
-        old = self.respecs.pop(job.doc, None)
-        self.respecs[job.doc] = job
+    def submit_background(self, job: Job) -> Job | None:
+        """A document's newest background job replaces its pending one of the same kind
+        (returned: its caller's answer is stale)."""
+        old = self.background.pop((job.kind, job.doc), None)
+        self.background[job.kind, job.doc] = job
         return old
 
-    def running_respec(self, doc: str | None = None) -> Job | None:
-        """The respec running now: of `doc`, or of any document."""
-        return next((j for j in self.running if j.kind == "respec" and doc in (None, j.doc)), None)
+    def requeue_background(self, job: Job) -> bool:
+        """A background job stopped for other work queues again, unless a newer one of its
+        kind waits for the document."""
+        if (job.kind, job.doc) in self.background:
+            return False
+        job.ticket, job.stopping, job.again = self.ticket(), False, False
+        self.background[job.kind, job.doc] = job
+        return True
+
+    def drop_background(self, doc: str, kind: JobKind | None = None) -> list[Job]:
+        """The document changed: its pending background jobs (of `kind`, or all) go
+        (returned)."""
+        keys = [key for key in self.background if key[1] == doc and kind in (None, key[0])]
+        return [self.background.pop(key) for key in keys]
+
+    def running_background(self, doc: str | None = None) -> Job | None:
+        """The background job running now: of `doc`, or of any document."""
+        running = (j for j in self.running if j.kind in BACKGROUND and doc in (None, j.doc))
+        return next(running, None)
+
+    def pending_background(self, kind: JobKind) -> int:
+        """Background jobs of `kind` waiting or running."""
+        running = sum(j.kind == kind for j in self.running)
+        return sum(key[0] == kind for key in self.background) + running
 
     # -- the policy -------------------------------------------------------------------------
 
@@ -268,7 +293,8 @@ class Schedule:
     def next(self, now: float) -> Job:
         """The next job, now running (others may join it: `joining`): urgent jobs in order, but
         among drafts the one a person has waited for longest (`leader`) goes first; else the
-        oldest pending draft; else the oldest respec. Only when a job waits (not `empty`)."""
+        oldest pending draft; else the oldest background job. Only when a job waits (not
+        `empty`)."""
         head = self.urgent[0] if self.urgent else None
         leader = None
         if head is None or head.kind == "draft":
@@ -281,7 +307,7 @@ class Schedule:
         elif self.drafts:
             job = self.drafts.pop(next(iter(self.drafts)))
         else:
-            job = self.respecs.pop(next(iter(self.respecs)))
+            job = self.background.pop(next(iter(self.background)))
         self.running = [job]
         return job
 

@@ -26,6 +26,7 @@ from lsp_server.drafting import Drafting
 from lsp_server.errors import SettingsError
 from lsp_server.notify import Notifier
 from lsp_server.respecs import Respecs
+from lsp_server.searches import Searches
 from lsp_server.trace import Trace, read_workspace_settings
 from lsp_server.wire import ServerState
 from lsp_server.worker import Worker
@@ -54,7 +55,11 @@ class Service:
         )  # fmt: skip
         self.drafting = Drafting(context)
         self.respecs = Respecs(context)
+        self.searches = Searches(
+            context, lambda: self.drafting.examples, self.drafting.alternative_found
+        )
         self.drafting.examples_unavailable = self._examples_unavailable
+        self.drafting.examples_failed = self.searches.failed
         self.answers = Answers(context, self.drafting, self.trace, self._snippets)
 
     @property
@@ -108,6 +113,9 @@ class Service:
             await self.load(previous=before)
         elif not self.settings.drafting:
             self.worker.drop_drafts()
+        if not self.settings.search_on_failure:
+            for doc in self.documents:
+                self.searches.stop(doc)
 
     async def load(self, previous: Settings | None = None) -> None:
         """Load the configured model with progress; on failure the model and settings stay."""
@@ -211,7 +219,8 @@ class Service:
             return
         previous, doc.text = doc.text, document.source
         point, first_start = convert.edit_point(document, changes)
-        self.drafting.changed(doc, document, version, changes)
+        spec = self.drafting.changed(doc, document, version, changes)
+        self.searches.changed(doc, spec.request if spec is not None else None)
         self.respecs.changed(doc, document, previous, point, first_start)
 
     def code_actions(self, params: types.CodeActionParams) -> list[types.CodeAction]:
@@ -244,9 +253,10 @@ class Service:
             "forwards": {"drafting": 0, "residual": 0, "baseline": 0, **worker.forwards()},
             "busySeconds": worker.busy(),
             "drafts": worker.stats(),
-            "respecs": {**worker.respec_stats(), "offered": self.respecs.offered},
+            "respecs": {**worker.background_stats("respec"), "offered": self.respecs.offered},
             "memory": worker.memory(),
             "examples": self.drafting.examples.stats(),
+            "searches": self.searches.stats(),
             "documents": [
                 {
                     "uri": doc.uri,

@@ -35,6 +35,18 @@ class ExamplesParams:
 
 
 @attrs.define
+class AlternativeParams:
+    """A sampled answer whose examples all pass where the verified draft's fail
+    (`searchOnFailure`): offered first at the trigger, and not the greedy answer."""
+
+    passed: int
+    total: int
+    seed: int  # the sample it is (1, 2, ...)
+    drawn: int  # samples drawn to find it
+    text: str  # the alternative's text, as `text` is the draft's
+
+
+@attrs.define
 class DraftParams:
     """The live draft of one document.
 
@@ -42,7 +54,8 @@ class DraftParams:
     `accepted`: newer typing interrupted it, text is the part verified for this version;
     `verified`: text is the complete answer for exactly this version. The text goes at
     `position` (the end of the spec's last line) and starts with what closes the spec. A
-    verified draft is sent again, with `examples`, once its examples have run.
+    verified draft is sent again, with `examples`, once its examples have run, and again with
+    `alternative` when its examples failed and a sampled answer passing them was found.
     """
 
     uri: str
@@ -56,6 +69,7 @@ class DraftParams:
     forwards: int
     ms: float
     examples: ExamplesParams | None  # null: no examples, not checked (yet), or not this draft
+    alternative: AlternativeParams | None = None  # null: none found (or searchOnFailure off)
 
 
 @attrs.define

@@ -27,9 +27,10 @@ from typing import TYPE_CHECKING, Any, Literal
 from inference.api import Completion, Request, Rewrite, Update
 from inference.config import EngineConfig
 from inference.errors import PrewriteError, Superseded
+from inference.examples.search import SEARCH_TEMPERATURE
 from lsp_server.engine_api import DraftEngine
 from lsp_server.errors import NotReadyError, WorkerStoppedError
-from lsp_server.scheduling import Job, Schedule, Stop
+from lsp_server.scheduling import BACKGROUND, Job, JobKind, Schedule, Stop
 from lsp_server.waiting import Futures, Waiting
 
 if TYPE_CHECKING:
@@ -38,12 +39,22 @@ if TYPE_CHECKING:
 EventStatus = Literal["regenerating", "accepted", "verified", "failed"]
 
 
-RESPEC_COUNTS = ("submitted", "processed", "dropped", "failed")
+BACKGROUND_COUNTS = ("submitted", "processed", "dropped", "failed")
 
 
 def respec_session(doc: str) -> str:
     """The engine session a document's respecs run in (its drafts run in `doc`'s)."""
     return f"{doc}\x00respec"
+
+
+def search_session(doc: str) -> str:
+    """The id a document's searches are stopped by (they decode from `doc`'s cache)."""
+    return f"{doc}\x00search"
+
+
+def background_session(job: Job) -> str:
+    """The engine session id whose `supersede` stops a background job."""
+    return respec_session(job.doc) if job.kind == "respec" else search_session(job.doc)
 
 
 @dataclass(frozen=True)
@@ -136,12 +147,12 @@ class Worker:
                 busy[kind] += time.perf_counter() - began
         return {kind: round(seconds, 3) for kind, seconds in busy.items()}
 
-    def respec_stats(self) -> dict[str, int]:
-        """Respec job counts: submitted = processed + dropped + failed + pending."""
+    def background_stats(self, kind: JobKind) -> dict[str, int]:
+        """Counts of one kind of background job (respec, search): submitted = processed +
+        dropped + failed + pending."""
         with self._cond:
-            counts = {key: self._schedule.counts[f"respec_{key}"] for key in RESPEC_COUNTS}
-            running = self._schedule.running_respec() is not None
-            counts["pending"] = len(self._schedule.respecs) + running
+            counts = {key: self._schedule.counts[f"{kind}_{key}"] for key in BACKGROUND_COUNTS}
+            counts["pending"] = self._schedule.pending_background(kind)
         return counts
 
     def stats(self) -> dict[str, int]:
@@ -175,7 +186,7 @@ class Worker:
         with self._cond:
             ticket = self._schedule.ticket()
             job = Job("draft", ticket, doc, request, tag, min_forwards=min_forwards)
-            self._yield_respec()
+            self._yield_background()
             for stale in self._schedule.submit(job):
                 self._fail(stale.waiters, Superseded("the document changed"))
             self._supersede(doc, ticket, soft=True)
@@ -234,7 +245,7 @@ class Worker:
             ticket = self._schedule.ticket()
             self._schedule.drop_pending(doc)  # the trigger covers it
             job = Job("finalize", ticket, doc, request, tag, future=future)
-            self._yield_respec()
+            self._yield_background()
             self._supersede(doc, ticket)
             self._stop(self._schedule.preempt(doc, time.monotonic()))
         future.add_done_callback(lambda f: self._abandoned(job, resume) if f.cancelled() else None)
@@ -247,7 +258,7 @@ class Worker:
         a server with a prompt cache would (its draft is neither used nor touched).
         """
         with self._cond:
-            self._yield_respec()
+            self._yield_background()
             self._stop(self._schedule.preempt(None, time.monotonic()))
         job = Job("plain", 0, doc, request=request, future=self._loop.create_future())
         return self._urgent_job(job)
@@ -257,45 +268,58 @@ class Worker:
     ) -> asyncio.Future[Rewrite]:
         """Check the document's function `body` against its changed spec (`request`; `before`:
         as it was), once no other work waits; it replaces the document's pending respec (whose
-        caller gets `Superseded`), and the document's next edit drops it (`drop_respec`)."""
-        future: asyncio.Future[Rewrite] = self._loop.create_future()
+        caller gets `Superseded`), and the document's next edit drops it (`drop_background`)."""
+        job = Job("respec", 0, doc, request, body=body, before=before)
+        return self._background(job)
+
+    def sample(self, doc: str, request: Request, seed: int) -> asyncio.Future[Completion]:
+        """An answer to the document's `request` sampled with `seed` (an alternative to a
+        draft whose examples fail), decoded from the document's cached prefix once no other
+        work waits; it replaces the document's pending one, and the document's next edit
+        drops it (`drop_background`)."""
+        return self._background(Job("search", 0, doc, request, seed=seed))
+
+    def _background(self, job: Job) -> asyncio.Future[Any]:
+        """Queue a background job: lowest priority, one of its kind per document."""
+        job.future = future = self._loop.create_future()
         with self._cond:
-            ticket = self._schedule.ticket()
-            job = Job("respec", ticket, doc, request, future=future, body=body, before=before)
-            old = self._schedule.submit_respec(job)
-            self._schedule.counts["respec_submitted"] += 1
+            # the running one stops first: its stop's ticket must be older than this job's
+            self._drop_running_background(job.doc, job.kind)
+            job.ticket = self._schedule.ticket()
+            old = self._schedule.submit_background(job)
+            self._schedule.counts[f"{job.kind}_submitted"] += 1
             if old is not None:
-                self._schedule.counts["respec_dropped"] += 1
-                self._fail([old.future] if old.future else [], Superseded("a newer respec"))
-            self._drop_running_respec(doc)
+                self._schedule.counts[f"{job.kind}_dropped"] += 1
+                self._fail([old.future] if old.future else [], Superseded(f"a newer {job.kind}"))
             self._cond.notify()
         return future
 
-    def drop_respec(self, doc: str) -> None:
-        """The document changed: its respec, pending or running, is dropped."""
+    def drop_background(self, doc: str, kind: JobKind | None = None) -> None:
+        """The document changed: its background jobs (of `kind`, or all), pending or running,
+        are dropped."""
         with self._cond:
-            old = self._schedule.respecs.pop(doc, None)
-            if old is not None and old.future is not None:
-                self._schedule.counts["respec_dropped"] += 1
-                self._fail([old.future], Superseded("the document changed"))
-            self._drop_running_respec(doc)
+            for old in self._schedule.drop_background(doc, kind):
+                self._schedule.counts[f"{old.kind}_dropped"] += 1
+                self._fail([old.future] if old.future else [], Superseded("the document changed"))
+            self._drop_running_background(doc, kind)
 
-    def _drop_running_respec(self, doc: str) -> None:
-        running = self._schedule.running_respec(doc)
-        if running is not None:
+    def _drop_running_background(self, doc: str, kind: JobKind | None = None) -> None:
+        running = self._schedule.running_background(doc)
+        if running is not None and kind in (None, running.kind):
             running.again = False
-            self._supersede(respec_session(doc), self._schedule.ticket())
+            self._supersede(background_session(running), self._schedule.ticket())
 
-    def _yield_respec(self) -> None:
-        """Other work came: a running respec stops at its next forward and queues again."""
-        running = self._schedule.running_respec()
+    def _yield_background(self) -> None:
+        """Other work came: a running background job stops at its next forward and queues
+        again."""
+        running = self._schedule.running_background()
         if running is not None and not running.stopping:
             running.stopping = running.again = True
-            self._supersede(respec_session(running.doc), self._schedule.ticket())
+            self._supersede(background_session(running), self._schedule.ticket())
 
     def close(self, doc: str) -> None:
         """Forget a document: its pending draft, its answer and its engine session."""
-        self.drop_respec(doc)
+        self.drop_background(doc)
         with self._cond:
             for stale in self._schedule.forget(doc):
                 self._fail(stale.waiters, Superseded("the document changed"))
@@ -497,7 +521,7 @@ class Worker:
         if engine is None:
             raise NotReadyError("no model is loaded")
         if job.kind == "close":
-            for session in (job.doc, respec_session(job.doc)):
+            for session in (job.doc, respec_session(job.doc), search_session(job.doc)):
                 engine.close(session)
                 self._open.discard(session)
             return None
@@ -506,6 +530,10 @@ class Worker:
             session = respec_session(job.doc)
             self._open_session(engine, session)
             return engine.rewrite(session, job.request, job.body, job.ticket, job.before)
+        if job.kind == "search":
+            cached_by = job.doc if job.doc in self._open else None
+            stopped_by = (search_session(job.doc), job.ticket)
+            return engine.sample(job.request, job.seed, SEARCH_TEMPERATURE, cached_by, stopped_by)
         if job.kind == "plain":
             cached_by = job.doc if job.doc in self._open else None
             return engine.generate(job.request, cached_by=cached_by)
@@ -525,9 +553,9 @@ class Worker:
             self._waiting.forget()
 
     def _done(self, job: Job, result: Any) -> None:
-        if job.kind == "respec":
+        if job.kind in BACKGROUND:
             with self._cond:
-                self._schedule.counts["respec_processed"] += 1
+                self._schedule.counts[f"{job.kind}_processed"] += 1
         if job.kind == "load":
             with self._cond:
                 self._loading -= 1
@@ -546,16 +574,14 @@ class Worker:
             self._settle(waiter, result=result)
 
     def _superseded(self, job: Job, exc: Superseded) -> None:
-        if job.kind == "respec" and job.again:  # stopped for other work: it runs again later
+        if job.kind in BACKGROUND and job.again:  # stopped for other work: it runs again later
             with self._cond:
-                if job.doc not in self._schedule.respecs:
-                    job.ticket, job.stopping, job.again = self._schedule.ticket(), False, False
-                    self._schedule.respecs[job.doc] = job
+                if self._schedule.requeue_background(job):
                     self._cond.notify()
                     return
-        if job.kind == "respec":
+        if job.kind in BACKGROUND:
             with self._cond:
-                self._schedule.counts["respec_dropped"] += 1
+                self._schedule.counts[f"{job.kind}_dropped"] += 1
         self._fail(job.waiters, exc)  # a newer version came: the trigger's answer is stale
         if job.kind != "draft":
             if job.future is not None:
@@ -573,9 +599,9 @@ class Worker:
         self._emit(DraftEvent(job.doc, job.tag, "accepted", partial))
 
     def _failed(self, job: Job, exc: Exception) -> None:
-        if job.kind == "respec":
+        if job.kind in BACKGROUND:
             with self._cond:
-                self._schedule.counts["respec_failed"] += 1
+                self._schedule.counts[f"{job.kind}_failed"] += 1
         self._fail(job.waiters, exc)
         if job.kind == "draft" and job.request is not None:
             with self._cond:

@@ -22,7 +22,7 @@ from inference.api import (
     Update,
 )
 from inference.config import EngineConfig
-from inference.engine.acceptance import make_rule
+from inference.engine.acceptance import AcceptanceRule, SampleRule, make_rule
 from inference.engine.kvcache import KVState, Steps, run_alone, run_together
 from inference.engine.memory import MemoryBudget, default_budget_mib
 from inference.engine.prompting import Prompt, PromptBuilder, extract_body
@@ -34,6 +34,7 @@ from inference.runtimes.base import Runtime, ShapeHints
 
 DRAFTING, RESIDUAL, BASELINE, WARMUP = "drafting", "residual", "baseline", "warmup"
 RESPEC = "respec"  # re-verifying bodies against changed specs
+SEARCH = "search"  # sampled alternatives to an answer that fails its examples
 T = TypeVar("T")
 
 
@@ -282,10 +283,43 @@ class Engine:
         after the body, for the bench's look at what the stop rule cut.
         """
         session = self._new_session(lookahead=0, drafting=use_drafter)
+        never = lambda: None  # noqa: E731 - plain decoding is never superseded
+        return self._throwaway(session, request, never, BASELINE, cached_by, warm_from, body_rule)
+
+    def sample(
+        self,
+        request: Request,
+        seed: int,
+        temperature: float | None = None,
+        cached_by: str | None = None,
+        stopped_by: tuple[str, int] | None = None,
+    ) -> Completion:
+        """One answer to `request` sampled at `temperature` (the configured one by default)
+        with `seed`: the same seed gives the same answer. An alternative to the greedy answer
+        when that one fails its spec's examples. `cached_by` as in `generate`; `stopped_by`
+        (a session id, a version): a `supersede` of that id newer than the version stops the
+        work at its next forward (`Superseded`)."""
+        temperature = self.config.temperature if temperature is None else temperature
+        if not 0.0 < temperature <= 5.0:
+            raise RequestError(f"temperature must be in (0, 5], not {temperature}")
+        session = self._new_session(0, drafting=False, rule=SampleRule(temperature, seed))
+        check = self._checker(*stopped_by, 0) if stopped_by else lambda: None
+        return self._throwaway(session, request, check, SEARCH, cached_by)
+
+    def _throwaway(
+        self,
+        session: Session,
+        request: Request,
+        check: Callable[[], None],
+        phase: str,
+        cached_by: str | None = None,
+        warm_from: Request | None = None,
+        body_rule: bool = True,
+    ) -> Completion:
+        """Decode `request` in a throwaway session (generate, sample): see `generate`."""
         if cached_by is not None and cached_by in self._sessions:
             session.kv.close()
             session.kv = self._sessions[cached_by].kv.fork()
-        never = lambda: None  # noqa: E731 - plain decoding is never superseded
         try:
             if warm_from is not None:
                 with self._in_phase(WARMUP):
@@ -293,8 +327,8 @@ class Engine:
             prompt = self.prompt(request)
             if not body_rule:
                 prompt = replace(prompt, body_end=replace(prompt.body_end, def_indent=None))
-            with self._in_phase(BASELINE):
-                cost = self._run(session.sync(prompt.ids, self.stop_rule(prompt), never))
+            with self._in_phase(phase):
+                cost = self._run(session.sync(prompt.ids, self.stop_rule(prompt), check))
             return self._completion(session, prompt, cost, 0)
         finally:
             session.kv.close()
@@ -344,9 +378,11 @@ class Engine:
         except KeyError:
             raise UnknownSessionError(f"no open session {session_id!r}") from None
 
-    def _new_session(self, lookahead: int, drafting: bool) -> Session:
+    def _new_session(
+        self, lookahead: int, drafting: bool, rule: AcceptanceRule | None = None
+    ) -> Session:
         kv = KVState(self.runtime.open_sequence())
-        rule = make_rule(
+        rule = rule or make_rule(
             self.config.acceptance,
             threshold=self.config.threshold,
             temperature=self.config.temperature,

@@ -48,9 +48,12 @@ Report = Callable[[str, Hashable, ExampleRun], None]
 
 
 class ExampleChecker:
-    """Runs examples in the sandbox; `report(uri, key, run)` is called from its thread."""
+    """Runs examples in the sandbox; `report(uri, key, run)` is called from its thread, and
+    `on_failure(uri, words)` when the sandbox itself failed."""
 
-    def __init__(self, sandbox: Sandbox, report: Report, on_failure: Callable[[str], None]):
+    def __init__(
+        self, sandbox: Sandbox, report: Report, on_failure: Callable[[str, str], None]
+    ):
         self.sandbox, self.report, self.on_failure = sandbox, report, on_failure
         self._lock = threading.Condition()
         self._waiting: dict[str, _Job] = {}
@@ -99,7 +102,7 @@ class ExampleChecker:
             except RunCancelled:
                 continue
             except (SandboxFailure, OSError) as exc:
-                self.on_failure(f"examples could not run: {exc}")
+                self.on_failure(job.uri, f"examples could not run: {exc}")
                 continue
             finally:
                 with self._lock:

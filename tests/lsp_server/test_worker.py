@@ -26,7 +26,7 @@ from inference.config import EngineConfig
 from inference.errors import ContextOverflowError, ModelNotFoundError, Superseded
 from lsp_server.engine_api import DraftEngine
 from lsp_server.scheduling import OVERDUE_S, PAUSED_S
-from lsp_server.worker import DraftEvent, Worker, respec_session
+from lsp_server.worker import DraftEvent, Worker, respec_session, search_session
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -129,6 +129,19 @@ class GatedEngine:
     ) -> Rewrite:
         answer = self._sync("rewrite", sid, request, version, "respec")
         return Rewrite(body + answer.text, "stop", 0, body.count("\n"), answer.cost, version)
+
+    def sample(
+        self,
+        request: Request,
+        seed: int,
+        temperature: float | None = None,
+        cached_by: str | None = None,
+        stopped_by: tuple[str, int] | None = None,
+    ) -> Completion:
+        sid, version = stopped_by or ("", 0)
+        self._done.pop(sid, None)  # every sample decodes again
+        answer = self._sync("sample", sid, request, version, "search")
+        return Completion(f"{answer.text}#{seed}", [1], "stop", answer.cost)
 
     def _sync(self, kind: str, sid: str, request: Request, version: int, phase: str,
               min_forwards: int = 0) -> Completion:  # fmt: skip
@@ -721,7 +734,7 @@ async def test_an_edit_drops_the_documents_respec_running_or_pending(harness):
     harness.engine.gate.clear()
     running = harness.worker.respec("b", request("spec"), "body\n")
     await harness.wait_in_forward()
-    harness.worker.drop_respec("b")
+    harness.worker.drop_background("b")
     harness.engine.gate.set()
     with pytest.raises(Superseded):
         await running
@@ -730,7 +743,7 @@ async def test_an_edit_drops_the_documents_respec_running_or_pending(harness):
     harness.worker.draft("a", request("a1"), 1)
     await harness.wait_in_forward()
     pending = harness.worker.respec("c", request("spec"), "body\n")
-    harness.worker.drop_respec("c")
+    harness.worker.drop_background("c")
     harness.engine.gate.set()
     with pytest.raises(Superseded):
         await pending
@@ -749,3 +762,54 @@ async def test_a_newer_respec_of_a_document_replaces_its_pending_one(harness):
     with pytest.raises(Superseded):
         await older
     assert (await newer).text == "body\nNEW"
+
+
+# -- searches: sampled alternatives, background jobs like respecs ----------------------------
+
+
+async def test_a_sample_runs_after_drafts_and_yields_to_a_trigger_then_runs_again(harness):
+    harness.engine.gate.clear()
+    harness.worker.draft("a", request("a1"), 1)
+    await harness.wait_in_forward()
+    sampled = harness.worker.sample("b", request("spec"), 2)
+    harness.engine.gate.set()
+    assert (await sampled).text == "SPEC#2"
+    await harness.event("a", "verified", 1)
+    assert [(k, sid) for k, sid, _ in harness.engine.calls] == [
+        ("update", "a"), ("sample", search_session("b"))
+    ]  # fmt: skip
+
+    harness.engine.gate.clear()
+    sampled = harness.worker.sample("b", request("spec"), 3)
+    await harness.wait_in_forward()
+    answer = harness.worker.finalize("a", request("a2"), 2)
+    harness.engine.gate.set()
+    assert (await answer).text == "A2"
+    assert (await sampled).text == "SPEC#3"
+    assert [k for k, _, _ in harness.engine.calls[2:]] == ["sample", "finalize", "sample"]
+    counts = harness.worker.background_stats("search")
+    assert counts == {"submitted": 2, "processed": 2, "dropped": 0, "failed": 0, "pending": 0}
+
+
+async def test_dropping_a_documents_searches_leaves_its_respec(harness):
+    harness.engine.gate.clear()
+    harness.worker.draft("a", request("a1"), 1)
+    await harness.wait_in_forward()
+    rewrite = harness.worker.respec("b", request("spec"), "body\n")
+    sampled = harness.worker.sample("b", request("spec"), 1)
+    harness.worker.drop_background("b", "search")
+    harness.engine.gate.set()
+    with pytest.raises(Superseded):
+        await sampled
+    assert (await rewrite).text == "body\nSPEC"
+    assert harness.worker.background_stats("search")["dropped"] == 1
+
+    harness.engine.gate.clear()
+    running = harness.worker.sample("b", request("spec"), 1)
+    await harness.wait_in_forward()
+    newer = harness.worker.sample("b", request("spec"), 2)  # replaces the running one
+    harness.engine.gate.set()
+    with pytest.raises(Superseded):
+        await running
+    assert (await newer).text == "SPEC#2"
+    assert harness.worker.background_stats("search")["pending"] == 0

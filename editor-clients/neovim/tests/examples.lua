@@ -79,6 +79,16 @@ t.run(function()
     prewrite.statusline())
   t.check("failures read as warnings", vim.fn.execute("highlight PrewriteExamplesFailed"):find("DiagnosticWarn") ~= nil,
     vim.fn.execute("highlight PrewriteExamplesFailed"))
+  -- searchOnFailure found a sampled answer that passes them: named after the failure, and in
+  -- the statusline; the suggestion the server offers first is that answer (not drawn here)
+  rows = draft(FAILED, { alternative = { passed = 3, total = 3, seed = 2, drawn = 2, text = "\n    return 4" } })
+  t.check("an alternative that passes them",
+    rows[4] == "  examples 1/3: double(2) returned 5, expected 4 · alternative 3/3{PrewriteExamplesFailed}", rows)
+  t.check("statusline: the alternative's counts",
+    prewrite.statusline() == "prewrite: draft ready · examples 1/3 · alternative 3/3", prewrite.statusline())
+  rows = draft(FAILED, { alternative = vim.NIL })
+  t.check("a draft without one drops it", rows[4] == "  examples 1/3: double(2) returned 5, expected 4{PrewriteExamplesFailed}"
+    and prewrite.statusline() == "prewrite: draft ready · examples 1/3", rows)
   rows = draft(PASSED)
   t.check("all passed", rows[4] == "  examples 3/3{PrewriteExamplesPassed}", rows)
   rows = draft(nil)

@@ -20,6 +20,18 @@ export interface ExamplesParams {
   firstFailure: string | null; // "f(2) returned 5, expected 4"; null when all passed
 }
 
+/**
+ * A sampled answer whose examples all pass where the draft's fail (the server's searchOnFailure):
+ * offered first at the trigger, and not the greedy answer.
+ */
+export interface AlternativeParams {
+  passed: number;
+  total: number;
+  seed: number; // the sample it is (1, 2, ...)
+  drawn: number; // samples drawn to find it
+  text: string; // its text, as `text` is the draft's
+}
+
 /** The live draft of one document; `text` goes at `position` (the end of the spec). */
 export interface DraftParams {
   uri: string;
@@ -33,6 +45,7 @@ export interface DraftParams {
   forwards: number;
   ms: number;
   examples: ExamplesParams | null; // null: no examples, not run yet, or not run for this draft
+  alternative?: AlternativeParams | null; // null or absent: none found (or searchOnFailure off)
 }
 
 export interface StatusParams {

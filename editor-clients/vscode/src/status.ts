@@ -1,6 +1,6 @@
 // The status bar's state machine and text; pure, so it is tested without VS Code.
 
-import type { DraftParams, ExamplesParams } from './protocol';
+import type { AlternativeParams, DraftParams, ExamplesParams } from './protocol';
 
 export type Phase = 'starting' | 'loading' | 'drafting' | 'ready' | 'off' | 'stopped' | 'restarting' | 'crashed' | 'error';
 
@@ -18,9 +18,10 @@ export interface Status {
   languageOff?: string; // the active editor's language, when prewrite.enable switches it off
 }
 
-/** A draft's examples result and the document it stands for. */
+/** A draft's examples result and the document it stands for, with an alternative that passes them. */
 export interface DocumentExamples extends ExamplesParams {
   uri: string;
+  alternative?: AlternativeParams;
 }
 
 /** The active editor's document, as a draft names it. */
@@ -45,7 +46,7 @@ export type StatusEvent =
   | { kind: 'progress'; stage: 'begin' | 'report' | 'end'; message?: string; percentage?: number }
   | { kind: 'server'; state: string; model?: string; message?: string }
   | { kind: 'draft'; status: string; current?: boolean } // current: for the active text as it is
-  | { kind: 'examples'; uri: string; examples?: ExamplesParams } // of a draft of the active text as it is
+  | { kind: 'examples'; uri: string; examples?: ExamplesParams; alternative?: AlternativeParams } // of a draft of the active text as it is
   | { kind: 'answered'; ms: number; chars: number }
   | { kind: 'empty'; reason: EmptyReason }
   | { kind: 'edited' } // the active document changed
@@ -118,7 +119,7 @@ export function reduce(status: Status, event: StatusEvent): Status {
       return { ...status, phase: 'ready', draftReady: event.current === true };
     case 'examples':
       // a newer draft of this text without examples (not run yet, or none in the spec) clears them
-      return { ...status, examples: event.examples ? { ...event.examples, uri: event.uri } : undefined };
+      return { ...status, examples: event.examples ? { ...event.examples, uri: event.uri, alternative: event.alternative } : undefined };
     case 'answered':
       return {
         ...status,
@@ -158,7 +159,7 @@ export function draftEvents(draft: DraftParams, active: ActiveDocument | undefin
   const current = draftIsCurrent(draft, active);
   const events: StatusEvent[] = readiness ? [{ kind: 'draft', status: draft.status, current }] : [];
   if (current) {
-    events.push({ kind: 'examples', uri: draft.uri, examples: draft.examples ?? undefined });
+    events.push({ kind: 'examples', uri: draft.uri, examples: draft.examples ?? undefined, alternative: draft.alternative ?? undefined });
   }
   return events;
 }
@@ -209,10 +210,15 @@ function shorten(text: string, max: number): string {
   return line.length <= max ? line : `${line.slice(0, max - 1).trimEnd()}…`;
 }
 
-/** Examples as the status bar shows them: `examples 3/3`, or `examples 1/3: <first failure>`. */
-export function formatExamples(examples: ExamplesParams): string {
+/**
+ * Examples as the status bar shows them: `examples 3/3`, or `examples 1/3: <first failure>`, and
+ * ` · alternative 3/3` when a sampled answer that passes them is offered first.
+ */
+export function formatExamples(examples: ExamplesParams & { alternative?: AlternativeParams }): string {
   const counts = `examples ${examples.passed}/${examples.total}`;
-  return examples.failed > 0 && examples.firstFailure ? `${counts}: ${shorten(examples.firstFailure, FAILURE_CHARS)}` : counts;
+  const label = examples.failed > 0 && examples.firstFailure ? `${counts}: ${shorten(examples.firstFailure, FAILURE_CHARS)}` : counts;
+  const alternative = examples.alternative;
+  return alternative ? `${label} · alternative ${alternative.passed}/${alternative.total}` : label;
 }
 
 /**
@@ -281,6 +287,13 @@ export function render(status: Status): Rendered {
   if (status.examples && status.phase === 'ready') {
     const { passed, total, firstFailure } = status.examples;
     lines.push(`examples: ${passed} of ${total} passed${firstFailure ? `; first failure: ${firstFailure}` : ''}`);
+    const alternative = status.examples.alternative;
+    if (alternative) {
+      lines.push(
+        `alternative (not the greedy answer; sample ${alternative.seed}, ${alternative.drawn} drawn): ` +
+          `examples ${alternative.passed} of ${alternative.total} passed; offered first, the greedy answer next (Alt+])`,
+      );
+    }
   }
   const why = whyNoSuggestion(status);
   if (why) {

@@ -191,6 +191,15 @@ test('examples: a failure reads the count and the first failure, cut short in th
   assert.equal(formatExamples({ passed: 0, failed: 2, total: 2, firstFailure: null }), 'examples 0/2');
 });
 
+test('examples: an alternative that passes them is named in the text and the tooltip, and goes with a newer draft', () => {
+  const alternative = { passed: 3, total: 3, seed: 2, drawn: 2, text: '\n    return 4' };
+  const found = drafts(readyNow(), draft({ examples: ONE_FAILED, alternative }));
+  assert.equal(render(found).text, '$(check) prewrite draft ready · examples 1/3: f(2) returned 5, expected 4 · alternative 3/3');
+  assert.match(render(found).tooltip, /\nalternative \(not the greedy answer; sample 2, 2 drawn\): examples 3 of 3 passed; offered first/);
+  const again = drafts(found, draft({ examples: ONE_FAILED, alternative: null }));
+  assert.doesNotMatch(render(again).text + render(again).tooltip, /alternative/);
+});
+
 test('examples: a newer draft without them clears them, and so does an edit', () => {
   const checked = drafts(readyNow(), draft({ examples: ALL_PASSED }));
   const again = drafts(checked, draft({ examples: null }));

@@ -69,7 +69,8 @@ def register(commands: argparse._SubParsersAction) -> None:
         "merge",
         help="pool the result folders of one run's shards into one",
         description="Pool runs made with the same settings on disjoint problems (the shards of "
-        "--shard K/N, or any split of a suite) into OUT/results.json, with its plot and table.",
+        "--shard K/N, or any split of a suite) into OUT/results.json, with its plot and table; "
+        "pass1 folders into OUT/pass1.json.",
     )
     merge.add_argument("out", type=Path, help="folder to write the pooled results to")
     merge.add_argument("folders", type=Path, nargs="+", help="the shards' result folders")
@@ -104,6 +105,14 @@ def register(commands: argparse._SubParsersAction) -> None:
     pass1.add_argument("--test-timeout", type=float, default=Limits.timeout_s, help="seconds")
     pass1.add_argument("--test-memory-mb", type=positive, default=Limits.memory_mb)
     _add_check_examples(pass1)
+    pass1.add_argument(
+        "--search",
+        type=int,
+        default=0,
+        metavar="N",
+        help="when an answer fails the prompt's examples, try up to N sampled answers and test "
+        "the first whose examples pass (the server's searchOnFailure); 0: off",
+    )
     pass1.add_argument(
         "--no-split", action="store_true", help="skip judging failures (cut by us, or wrong)"
     )
@@ -166,7 +175,13 @@ def _add_check_examples(parser: argparse.ArgumentParser) -> None:
 def _pass1(args: argparse.Namespace) -> int:
     from inference.config import validate_engine_config
     from inference.lab.bench.examples import examples_line
-    from inference.lab.bench.quality import PASS1_FILE, measure_pass1, pass1_document, resume_pass1
+    from inference.lab.bench.quality import (
+        PASS1_FILE,
+        measure_pass1,
+        pass1_document,
+        resume_pass1,
+        search_line,
+    )
     from inference.lab.bench.results import read_json, write_results
 
     engine = load_engine(validate_engine_config(engine_config_from(args)))
@@ -181,7 +196,9 @@ def _pass1(args: argparse.Namespace) -> int:
     def checkpoint(run: Pass1Run) -> None:  # after every problem: a crash loses one answer
         write_results(args.out, pass1_document(meta, run, complete=False), PASS1_FILE)
 
-    run = measure_pass1(engine, problems, limits, resumed=resumed, checkpoint=checkpoint)
+    run = measure_pass1(
+        engine, problems, limits, resumed=resumed, checkpoint=checkpoint, search=args.search
+    )
     done = len(run.answers) + len(run.refused)
     document = pass1_document({**meta, "problems": done}, run, complete=not run.interrupted)
     summary = document["summary"]
@@ -189,6 +206,8 @@ def _pass1(args: argparse.Namespace) -> int:
           f"of {summary['problems']} ({summary['refused']} refused), median "
           f"{summary['median_tokens']} tokens in {summary['median_ms']:.0f} ms")  # fmt: skip
     print(examples_line(summary))
+    if (searched := search_line(summary)) is not None:
+        print(searched)
     print(f"wrote {write_results(args.out, document, PASS1_FILE)}")
     if run.interrupted:
         print(f"prewrite: interrupted after {done} of {len(problems)} problems; "
@@ -289,14 +308,35 @@ def _runtimes(args: argparse.Namespace) -> int:
 
 def _merge(args: argparse.Namespace) -> int:
     from inference.lab.bench.merge import merge
+    from inference.lab.bench.quality import PASS1_FILE
     from inference.lab.bench.report import format_table, write_plot
     from inference.lab.bench.results import write_results
 
+    if all((folder / PASS1_FILE).exists() for folder in args.folders):
+        return _merge_pass1(args)
     results = merge(args.folders)
     write_results(args.out, results)
     write_plot(results, args.out)
     print(format_table(results))
     print(f"\nwrote {args.out / 'results.json'} and its plot")
+    return 0
+
+
+def _merge_pass1(args: argparse.Namespace) -> int:
+    from inference.lab.bench.examples import examples_line
+    from inference.lab.bench.merge import merge_pass1
+    from inference.lab.bench.quality import PASS1_FILE, search_line
+    from inference.lab.bench.results import read_json, write_results
+
+    stored = [(str(f), read_json(f / PASS1_FILE)) for f in args.folders]
+    document = merge_pass1(stored)
+    summary = document["summary"]
+    print(f"{document['model']}: pass@1 {100 * summary['pass_at_1']:.1f}% of "
+          f"{summary['problems']} ({summary['refused']} refused)")  # fmt: skip
+    print(examples_line(summary))
+    if (searched := search_line(summary)) is not None:
+        print(searched)
+    print(f"wrote {write_results(args.out, document, PASS1_FILE)}")
     return 0
 
 
@@ -383,6 +423,7 @@ def _meta(args: argparse.Namespace, engine: Engine, problems: int) -> dict[str, 
         "problems": problems,
         "test_timeout_s": args.test_timeout,
         "test_memory_mb": args.test_memory_mb,
+        "search": getattr(args, "search", 0),  # pass1's sampled alternatives per failure
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
     }
 

@@ -8,6 +8,7 @@ whole docstring, closed), so the figures compare with its pass@1.
 from __future__ import annotations
 
 import statistics
+import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
@@ -17,6 +18,8 @@ from tqdm import tqdm
 from inference.api import Request
 from inference.engine import Engine
 from inference.errors import RequestError
+from inference.examples.sandbox import Sandbox
+from inference.examples.search import SEARCH_TEMPERATURE, SearchPlan, examples_pass
 from inference.lab.bench.errors import ResultsError
 from inference.lab.bench.examples import examples_figures, examples_sandbox, run_examples
 from inference.lab.bench.failures import Failure, judge_failure, summarize_failures
@@ -44,6 +47,12 @@ class Answer:
     detail: str = ""  # the sandbox's last line of stderr, or why it stopped
     examples_passed: int = 0  # the prompt's >>> examples on this answer (0 of 0: none run)
     examples_total: int = 0
+    # --search: sampled answers tried when the examples failed, the seed of the first whose
+    # examples pass (0: none), whether that one passes the hidden tests, and the time it took
+    search_drawn: int = 0
+    alternative_seed: int = 0
+    alternative_passed: bool = False
+    search_ms: float = 0.0
 
 
 def final_prompt(problem: Problem) -> str:
@@ -75,18 +84,21 @@ def measure_pass1(
     progress: bool = True,
     resumed: Pass1Run | None = None,
     checkpoint: Callable[[Pass1Run], None] | None = None,
+    search: int = 0,
 ) -> Pass1Run:
     """Every problem's answer and verdict; refusals (too long, say) are kept apart.
 
     A `resumed` run's problems are not decoded again; `checkpoint` sees the run after every
     problem (a crash loses one answer); Ctrl-C ends the run with what is done, `interrupted`.
+    With `search`, an answer whose examples fail gets up to that many sampled alternatives
+    (inference/examples/search.py); the first whose examples pass is tested too.
     """
     run = resumed or Pass1Run()
     todo = [p for p in problems if not run.has(p.task_id)]
     bar = tqdm(todo, desc="pass@1", unit="problem", disable=not progress, dynamic_ncols=True)
     try:
         for problem in bar:
-            _answer_one(engine, problem, limits, run)
+            _answer_one(engine, problem, limits, run, search)
             passed = sum(a.passed for a in run.answers)
             bar.set_postfix_str(f"pass@1 {100 * passed / max(len(run.answers), 1):.1f}%")
             if checkpoint is not None:
@@ -100,7 +112,9 @@ def measure_pass1(
     return run
 
 
-def _answer_one(engine: Engine, problem: Problem, limits: Limits, run: Pass1Run) -> None:
+def _answer_one(
+    engine: Engine, problem: Problem, limits: Limits, run: Pass1Run, search: int = 0
+) -> None:
     prompt = final_prompt(problem)
     try:
         answer = engine.generate(Request(prompt))
@@ -111,16 +125,45 @@ def _answer_one(engine: Engine, problem: Problem, limits: Limits, run: Pass1Run)
     raw, _ = engine.stop_rule(engine.prompt(Request(prompt))).answer(answer.token_ids)
     sandbox = examples_sandbox() if limits.check_examples else None
     examples = run_examples(sandbox, prompt, answer.text) if sandbox is not None else (0, 0)
+    drawn, seed, hidden, ms = 0, 0, False, 0.0
+    if search and sandbox is not None and examples[1] and not examples_pass(*examples):
+        drawn, seed, hidden, ms = _search(engine, problem, prompt, answer.text, limits, sandbox,
+                                          search)  # fmt: skip
     run.answers.append(Answer(problem.task_id, outcome.passed, len(answer.token_ids),
                               answer.finish_reason, round(answer.cost.wall_ms, 1),
                               outcome.status, answer.text, raw, tuple(answer.token_ids),
-                              outcome.detail[-300:], *examples))  # fmt: skip
+                              outcome.detail[-300:], *examples, search_drawn=drawn,
+                              alternative_seed=seed, alternative_passed=hidden,
+                              search_ms=ms))  # fmt: skip
+
+
+def _search(
+    engine: Engine,
+    problem: Problem,
+    prompt: str,
+    greedy: str,
+    limits: Limits,
+    sandbox: Sandbox,
+    tries: int,
+) -> tuple[int, int, bool, float]:
+    """(samples drawn, seed of the first whose examples pass or 0, its hidden tests, ms)."""
+    plan = SearchPlan(tries, greedy)
+    started = time.perf_counter()
+    for seed in plan.seeds():
+        sampled = engine.sample(Request(prompt), seed, SEARCH_TEMPERATURE)
+        if not plan.is_new(sampled.text):
+            continue
+        if examples_pass(*run_examples(sandbox, prompt, sampled.text)):
+            ms = (time.perf_counter() - started) * 1000.0
+            hidden = run_test(problem, sampled.text, limits, prompt=prompt).passed
+            return plan.drawn, seed, hidden, round(ms, 1)
+    return plan.drawn, 0, False, round((time.perf_counter() - started) * 1000.0, 1)
 
 
 # Settings that change the answers: a resumed pass1 run must match the stored one on all.
 PASS1_RESUME_KEYS = ("suite", "model", "runtime", "adapter", "system_prompt", "dtype",
                      "device", "max_tokens", "prompt_format", "code_below", "shard",
-                     "test_timeout_s", "test_memory_mb")  # fmt: skip
+                     "test_timeout_s", "test_memory_mb", "search")  # fmt: skip
 
 
 def resume_pass1(stored: dict[str, Any], meta: dict[str, Any], where: str) -> Pass1Run:
@@ -151,7 +194,42 @@ def summarize_pass1(answers: list[Answer], refused: dict[str, str]) -> dict[str,
         "median_ms": statistics.median(a.ms for a in answers) if answers else 0.0,
         "statuses": {s: sum(a.status == s for a in answers) for s in {a.status for a in answers}},
         **examples_figures((a.examples_passed, a.examples_total, a.passed) for a in answers),
+        **search_figures(answers, total),
     }
+
+
+def search_figures(answers: list[Answer], total: int) -> dict[str, Any]:
+    """pass@1 when an alternative whose examples pass replaces a greedy answer whose examples
+    fail (a refused problem counts as failed), and what the search cost."""
+    searched = [a for a in answers if a.search_drawn]
+    if not searched:
+        return {}
+    found = [a for a in searched if a.alternative_seed]
+    offered = [a.alternative_passed if a.alternative_seed else a.passed for a in answers]
+    return {
+        "searched": len(searched),
+        "search_found": len(found),
+        "search_found_passed": sum(a.alternative_passed for a in found),
+        "search_found_greedy_passed": sum(a.passed for a in found),
+        "pass_at_1_with_search": sum(offered) / max(total, 1),
+        "search_samples": sum(a.search_drawn for a in searched),
+        "search_median_ms": statistics.median(a.search_ms for a in searched),
+        "search_total_s": round(sum(a.search_ms for a in searched) / 1000.0, 1),
+    }
+
+
+def search_line(summary: dict[str, Any]) -> str | None:
+    """The search's figures of a summary, in words (None when nothing was searched)."""
+    if not summary.get("searched"):
+        return None
+    return (
+        f"search: {summary['searched']} answers failed their examples, an alternative passing "
+        f"them was found for {summary['search_found']} ({summary['search_found_passed']} of "
+        f"those pass the hidden tests, the greedy answer {summary['search_found_greedy_passed']}"
+        f"); pass@1 with search {100 * summary['pass_at_1_with_search']:.1f}%; "
+        f"{summary['search_samples']} samples, median {summary['search_median_ms']:.0f} ms, "
+        f"{summary['search_total_s']:.0f} s in all"
+    )
 
 
 def pass1_document(meta: dict[str, Any], run: Pass1Run, complete: bool) -> dict[str, Any]:

@@ -15,7 +15,7 @@ import torch
 from inference.api import Request
 from inference.config import EngineConfig
 from inference.engine import Engine
-from inference.errors import Superseded
+from inference.errors import RequestError, Superseded
 from inference.loading import load_engine
 
 pytestmark = pytest.mark.timeout(60)
@@ -265,3 +265,28 @@ def test_a_soft_supersede_lets_the_work_run_its_minimum_forwards_first(engine, g
         engine.update("soft", NEW, version=6, min_forwards=3)
     assert engine.counter.by_phase["drafting"] - before == 3
     engine.close("soft")
+
+
+def test_a_sampled_answer_is_the_seeds_whoever_caches_the_prefix(engine, greedy):
+    """`sample` (searchOnFailure's alternatives): a seed gives one answer, from a fresh cache
+    or from an open session's; other seeds give others, and none of it touches the session."""
+    answers = [engine.sample(NEW, seed, temperature=1.5).token_ids for seed in (1, 2, 3)]
+    assert engine.sample(NEW, 1, temperature=1.5).token_ids == answers[0]
+    assert len({tuple(a) for a in answers}) > 1 and any(a != greedy for a in answers)
+    assert all(len(a) == BUDGET for a in answers)
+    engine.open("cached")
+    engine.update("cached", NEW)
+    assert engine.sample(NEW, 2, temperature=1.5, cached_by="cached").token_ids == answers[1]
+    assert engine.finalize("cached", NEW).token_ids == greedy  # the draft is as it was
+    assert engine.finalize("cached", NEW).cost.forwards == 0
+    engine.close("cached")
+    assert engine.counter.by_phase["search"] >= 4 * BUDGET - 1
+
+
+def test_a_sampled_answer_stops_at_a_newer_version_of_its_stopper(engine):
+    engine.supersede("stopper", 5)
+    with pytest.raises(Superseded):
+        engine.sample(NEW, 1, stopped_by=("stopper", 4))
+    assert len(engine.sample(NEW, 1, stopped_by=("stopper", 5)).token_ids) == BUDGET
+    with pytest.raises(RequestError):
+        engine.sample(NEW, 1, temperature=0.0)

@@ -158,7 +158,7 @@ def checker(sandbox) -> Iterator[tuple[ExampleChecker, list]]:
         reports.append((uri, key, run))
         done.set()
 
-    checker = ExampleChecker(sandbox, report, on_failure=lambda words: reports.append(words))
+    checker = ExampleChecker(sandbox, report, on_failure=lambda uri, words: reports.append(words))
     checker.done = done  # type: ignore[attr-defined]
     yield checker, reports
     checker.close()

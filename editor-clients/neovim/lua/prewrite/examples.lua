@@ -5,23 +5,28 @@ local M = {}
 M.PASSED = "PrewriteExamplesPassed"
 M.FAILED = "PrewriteExamplesFailed"
 
---- The label of a prewrite/draft's `examples` field; nil when there is none (JSON null).
-function M.label(examples)
+--- The label of a prewrite/draft's `examples` field; nil when there is none (JSON null). With
+--- `alternative` (a sampled answer that passes them, offered first: the server's searchOnFailure)
+--- it ends in " · alternative 3/3".
+function M.label(examples, alternative)
   if type(examples) ~= "table" then
     return nil
   end
-  local counts = string.format("examples %d/%d", examples.passed, examples.total)
+  local label = string.format("examples %d/%d", examples.passed, examples.total)
   if examples.failed > 0 and type(examples.firstFailure) == "string" then
     -- virtual text is one line: a multi-line expected value is folded onto it
-    return counts .. ": " .. (examples.firstFailure:gsub("%s+", " "))
+    label = label .. ": " .. (examples.firstFailure:gsub("%s+", " "))
   end
-  return counts
+  if type(alternative) == "table" then
+    label = label .. string.format(" · alternative %d/%d", alternative.passed, alternative.total)
+  end
+  return label
 end
 
 --- What a draft's examples draw: { version, row (the spec's last line), label, chunks
 --- (virt_text), passed, total }; nil when the draft has none.
 function M.of(draft)
-  local label = M.label(draft.examples)
+  local label = M.label(draft.examples, draft.alternative)
   if not label then
     return nil
   end
@@ -33,6 +38,7 @@ function M.of(draft)
     chunks = { { "  " }, { label, hl } },
     passed = draft.examples.passed,
     total = draft.examples.total,
+    alternative = type(draft.alternative) == "table" and draft.alternative or nil,
   }
 end
 

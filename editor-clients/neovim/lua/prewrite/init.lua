@@ -602,8 +602,13 @@ function M.statusline()
   local line = draft == "drafting" and "prewrite: drafting" or draft == "ready" and "prewrite: draft ready"
     or "prewrite: ready"
   local e = examples_now(bufnr)
+  if not e then
+    return line
+  end
   -- the counts only: the first failure is at the end of the spec line
-  return e and string.format("%s · examples %d/%d", line, e.passed, e.total) or line
+  line = string.format("%s · examples %d/%d", line, e.passed, e.total)
+  local alt = e.alternative
+  return alt and string.format("%s · alternative %d/%d", line, alt.passed, alt.total) or line
 end
 
 local function status_command()
