@@ -97,7 +97,7 @@ sandbox:
 	command -v bwrap >/dev/null || [ "$$(id -u)" != 0 ] || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap)
 
 test: lint models-test clients-test vscode-e2e vllm-venv sandbox
-	PREWRITE_VLLM_PYTHON=$(VLLM_VENV)/bin/python $(BIN)/python -m pytest -q -p no:cacheprovider
+	PREWRITE_VLLM_PYTHON=$(VLLM_VENV)/bin/python $(BIN)/python -m pytest -q -p no:cacheprovider --durations=25
 
 # The engine on a CUDA GPU in bfloat16 with random-weight models of Qwen2.5-Coder-1.5B's and
 # -7B's configurations (nothing downloaded): exactness, ms per forward, bench-lsp sessions, one
