@@ -45,11 +45,9 @@ class Searches(UsesContext):
     def failed(
         self, doc: Document, source: str, spec: Spec, greedy: Completion, run: ExampleRun
     ) -> None:
-        """The verified draft `greedy` for the document's `spec` failed its examples: search,
-        unless switched off or a search for this very answer ran already."""
-        if not self.settings().search_on_failure or examples_pass(run.passed, run.total):
-            return
-        if _searched(doc, spec.request, greedy.text):
+        """The verified draft `greedy` for the document's `spec` failed its examples (`run`):
+        search, unless switched off or a search for this very answer ran already."""
+        if not self.settings().search_on_failure or _searched(doc, spec.request, greedy.text):
             return
         doc.stop_search()
         doc.alternative = None
