@@ -561,6 +561,11 @@ test('a docstring, then a >>> example, where VS Code does not ask by itself: the
       return;
     }
     timings['examples: last key to the result'] = session.since(started);
+    // a save changes the document's dirty state, not its text: the result stands
+    await wb.chord(page, 'Control', 'KeyS');
+    await page.waitForFunction(() => !document.querySelector('.tab.active')?.classList.contains('dirty'), { timeout: UI_MS, polling: 100 });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    assert.match(await wb.statusText(page), /· examples \d+\/\d+/, 'a save took the examples\' result away');
     // the body the example ran against, as ghost text: answered from the verified draft
     await wb.runCommand(page, 'Trigger Inline Suggestion', UI_MS);
     await wb.waitForGhostText(page, UI_MS);

@@ -1,7 +1,7 @@
 // VS Code's workbench in headless Chromium, driven as a person would: keys, the command
 // palette, and what the screen shows (status bar, ghost text), read from the DOM.
 import { readFileSync } from 'node:fs';
-import puppeteer, { Browser, ElementHandle, Page } from 'puppeteer-core';
+import puppeteer, { Browser, Page } from 'puppeteer-core';
 
 /** Debian's Chromium (never a downloaded browser); $PREWRITE_CHROMIUM overrides. */
 export const CHROMIUM = process.env.PREWRITE_CHROMIUM || '/usr/bin/chromium';
@@ -92,32 +92,47 @@ export async function openFolder(page: Page, url: string, folder: string, timeou
 }
 
 /**
- * Type into the quick input (already open) and accept the entry `label` once listed: Enter when it
- * is the first, else a click (a recently used command can come before it); with `closes`, wait
- * for the quick input to close (else a next list follows).
+ * Type into the quick input (already open) and accept the entry `label` once listed: the arrow
+ * keys move the list's focus onto it and Enter accepts it once it has the focus (a recently used
+ * command can come before it, and the list may be filtered again under the keys, so it is checked,
+ * never assumed). With `closes`, done when the quick input has closed, else when its input is
+ * empty again (a next list follows). An Enter that did not take (the list changed under it) is
+ * pressed again after a while.
  */
 async function pick(page: Page, text: string, label: string, timeoutMs: number, closes = true): Promise<void> {
   await page.waitForSelector('.quick-input-widget input', { visible: true, timeout: timeoutMs });
   await page.keyboard.type(text);
-  const row = await page.waitForFunction(
-    (wanted) =>
-      [...document.querySelectorAll('.quick-input-list .monaco-list-row')].find(
-        (el) => el.querySelector('.label-name')?.textContent?.replace(/\s+/g, ' ').trim() === wanted,
-      ),
-    { timeout: timeoutMs, polling: 100 },
-    label,
-  );
-  const element = row.asElement() as ElementHandle<HTMLElement>;
-  if ((await element.evaluate((el) => el.dataset.index)) === '0') {
-    await page.keyboard.press('Enter');
-  } else {
-    await element.click();
-  }
-  if (closes) {
-    await page.waitForSelector('.quick-input-widget', { hidden: true, timeout: timeoutMs });
-  } else {
-    const input = '.quick-input-widget input';
-    await page.waitForFunction((sel) => document.querySelector<HTMLInputElement>(sel)?.value === '', { timeout: timeoutMs, polling: 50 }, input);
+  const deadline = Date.now() + timeoutMs;
+  let accepted = 0; // when Enter was last pressed on the entry
+  for (;;) {
+    const state = await page.evaluate((wanted) => {
+      const widget = document.querySelector<HTMLElement>('.quick-input-widget');
+      const rows = [...document.querySelectorAll<HTMLElement>('.quick-input-list .monaco-list-row')];
+      const name = (el: Element) => el.querySelector('.label-name')?.textContent?.replace(/\s+/g, ' ').trim();
+      const row = rows.find((el) => name(el) === wanted);
+      const focused = rows.find((el) => el.classList.contains('focused'));
+      return {
+        open: !!widget && widget.offsetParent !== null && getComputedStyle(widget).display !== 'none',
+        value: document.querySelector<HTMLInputElement>('.quick-input-widget input')?.value ?? '',
+        wanted: row ? Number(row.dataset.index) : -1,
+        focused: focused ? Number(focused.dataset.index) : -1,
+      };
+    }, label);
+    if (closes ? !state.open : state.value === '') {
+      return;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`quick input: "${label}" not accepted within ${timeoutMs} ms (${JSON.stringify(state)})`);
+    }
+    if (state.wanted >= 0 && Date.now() - accepted > 3000) {
+      if (state.focused === state.wanted) {
+        await page.keyboard.press('Enter');
+        accepted = Date.now();
+      } else {
+        await page.keyboard.press(state.focused < state.wanted ? 'ArrowDown' : 'ArrowUp');
+      }
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
 

@@ -72,7 +72,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.workspace.onDidChangeConfiguration(onConfigurationChanged),
     vscode.window.onDidChangeActiveTextEditor(showEditor),
     vscode.workspace.onDidChangeTextDocument((event) => {
-      if (event.document === vscode.window.activeTextEditor?.document) {
+      // a save (auto save, say) changes the dirty state only: the text, its draft and its
+      // examples' result stand
+      if (event.document === vscode.window.activeTextEditor?.document && event.contentChanges.length > 0) {
         statusBar.update({ kind: 'edited' });
       }
     }),
