@@ -58,7 +58,8 @@ def test_llamacpp_streaming_equals_llama_cpp_pythons_own_greedy(qwen_llamacpp: E
 
 
 def test_torch_streaming_equals_transformers_generate(real_model_name: str) -> None:
-    """smollm2-135m, float32: the engine's streamed answers against `generate(do_sample=False)`."""
+    """smollm2-135m, float32: the engine's streamed answers against `generate(do_sample=False)`,
+    on the Python sessions at even places (vLLM's test takes the others)."""
     import torch
     from transformers import AutoModelForCausalLM
 
@@ -84,6 +85,6 @@ def test_torch_streaming_equals_transformers_generate(real_model_name: str) -> N
         return [int(t) for t in out[0, ids.shape[1] :]]
 
     try:
-        check_identical(engine, hf_greedy, language="python")
+        check_identical(engine, hf_greedy, language="python", half=0)  # vLLM: half 1
     finally:
         engine.shutdown()

@@ -96,11 +96,12 @@ def test_exact_mode_gives_vllms_own_greedy_for_a_docstring_typed_in_steps(vllm):
 
 
 def test_streaming_equals_vllms_own_completion_on_the_reference_sessions(vllm):
-    """Ten specs typed in steps (tests/data/references): each streamed answer is vLLM's own
-    full-length greedy completion of the final prompt, token for token."""
+    """Specs typed in steps (tests/data/references, the Python ones at odd places: transformers'
+    test takes the others): each streamed answer is vLLM's own full-length greedy completion of
+    the final prompt, token for token."""
     engine = engine_on(vllm.url, max_tokens=48)
     try:
-        check_identical(engine, lambda request, n: vllm_greedy(engine, request, n), "python")
+        check_identical(engine, lambda r, n: vllm_greedy(engine, r, n), "python", half=1)
     finally:
         engine.shutdown()
 
