@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from inference.errors import ConfigError
-from inference.packs import DEFAULT_MODEL
+from inference.packs import AUTO_MODEL
 
 Acceptance = Literal["exact", "threshold", "sample"]
 PromptFormat = Literal["auto", "raw", "fim", "chat"]
@@ -29,7 +29,7 @@ class EngineConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    model: str = DEFAULT_MODEL
+    model: str = AUTO_MODEL  # model_choice.py: the 1.5B where it keeps up, else the default
     runtime: RuntimeName = "auto"  # torch on CUDA or for torch-only settings, else llama.cpp
     vllm_url: str = "http://127.0.0.1:8000"  # runtime vllm: the server (key: PREWRITE_VLLM_API_KEY)
     vllm_model: str | None = None  # the served model's name (None: the only one it serves)

@@ -139,6 +139,8 @@ PACKS: dict[str, Pack] = {
 }
 
 DEFAULT_MODEL = "qwen2.5-coder-0.5b"
+# the `model` setting's default: a pack chosen by the machine (model_choice.py)
+AUTO_MODEL = "auto"
 
 
 def cache_root() -> Path:

@@ -134,6 +134,9 @@ class Service:
             return
         info = self.worker.runtime()
         where = f" on {info.kind} ({info.device}, {info.threads} threads)" if info else ""
+        loaded = self.worker.config
+        if loaded is not None and loaded.model != model:  # `auto`: which pack, and why
+            model = f"{loaded.model} ({self.worker.model_choice})"
         self._status("ready" if self.enabled else "disabled", f"{model} is ready{where}")
         if self.settings.check_examples == "auto":
             self.drafting.examples.probe()

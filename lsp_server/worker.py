@@ -99,7 +99,8 @@ class Worker:
         self._loading = 0
         self._engine: DraftEngine | None = None
         self._open: set[str] = set()  # engine sessions (touched on the worker thread only)
-        self.config: EngineConfig | None = None
+        self.config: EngineConfig | None = None  # the loaded model's, `auto` resolved
+        self.model_choice = ""  # why that model ("as set", or what `auto` found here)
         self._thread = threading.Thread(target=self._run, name="prewrite-engine", daemon=True)
         self._thread.start()
 
@@ -545,10 +546,15 @@ class Worker:
         return engine.update(job.doc, job.request, job.ticket, min_forwards=job.min_forwards)
 
     def _load(self, config: EngineConfig) -> None:
+        from inference.model_choice import resolve
+
+        choice = resolve(config.model, config.device, config.runtime)  # `auto`: chosen here
+        if choice.model != config.model:
+            config = config.model_copy(update={"model": choice.model})
         engine = self._load_engine(config)
         with self._cond:
             self._engine = engine
-            self.config = config
+            self.config, self.model_choice = config, choice.why
             self._open.clear()
             self._waiting.forget()
 

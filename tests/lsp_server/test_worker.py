@@ -346,6 +346,20 @@ async def test_a_model_that_fails_to_load_leaves_the_loaded_one_serving(harness)
     assert (await harness.worker.plain(request("x"))).text == "X"
 
 
+async def test_model_auto_is_resolved_before_the_engine_loads(harness, monkeypatch):
+    from inference import model_choice
+
+    monkeypatch.setattr(model_choice, "_cpu_flags", lambda: frozenset({"avx2"}))
+    monkeypatch.setattr(model_choice, "_cuda", lambda: False)
+    await harness.worker.load(EngineConfig())  # the default: auto
+
+    assert harness.engine.config.model == "qwen2.5-coder-0.5b"  # what the loader was given
+    assert harness.worker.config is not None and harness.worker.config.model == "qwen2.5-coder-0.5b"
+    assert "too slow" in harness.worker.model_choice
+    await harness.worker.load(EngineConfig(model="gated"))
+    assert harness.worker.model_choice == "as set"
+
+
 async def test_the_engines_figures_come_through_its_protocol(harness):
     harness.worker.draft("a", request("a1"), 1)
     await harness.event("a", "verified", 1)
