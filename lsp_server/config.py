@@ -161,7 +161,7 @@ class Settings(BaseModel):
         default=300, ge=0, le=10_000, description="Pause (ms) that starts drafting (word, idle)."
     )
     draft_min_forwards: int = Field(
-        default=4,
+        default=0,
         ge=0,
         le=256,
         description="Forwards a draft may run before a newer keystroke stops it (0: at once).",
