@@ -17,6 +17,7 @@ from pygls.exceptions import JsonRpcException
 from pygls.workspace import TextDocument
 
 from inference.errors import PrewriteError
+from inference.packs import AUTO_MODEL
 from lsp_server import convert
 from lsp_server.answers import Answers
 from lsp_server.config import SECTION, Settings, SettingsLayers, unknown_keys
@@ -135,8 +136,8 @@ class Service:
         info = self.worker.runtime()
         where = f" on {info.kind} ({info.device}, {info.threads} threads)" if info else ""
         loaded = self.worker.config
-        if loaded is not None and loaded.model != model:  # `auto`: which pack, and why
-            model = f"{loaded.model} ({self.worker.model_choice})"
+        if model == AUTO_MODEL and loaded is not None:  # which pack, and why
+            model = f"{loaded.model} (auto: {self.worker.model_choice})"
         self._status("ready" if self.enabled else "disabled", f"{model} is ready{where}")
         if self.settings.check_examples == "auto":
             self.drafting.examples.probe()

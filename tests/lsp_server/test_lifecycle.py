@@ -191,6 +191,21 @@ async def read_frame(stream: asyncio.StreamReader) -> dict[str, Any]:
     return message
 
 
+async def test_model_auto_loads_the_pack_chosen_on_this_machine_and_says_why(
+    client, code_model_name
+):
+    from inference.model_choice import resolve
+
+    chosen = resolve("auto").model  # the 0.5B unless this machine has the 1.5B and AVX-512
+    await start(client, {"maxTokens": 16}, editor=client.editor)  # `model` unset: auto
+
+    status = client.watch.statuses[-1]
+    assert status.state == "ready", status
+    assert status.message.startswith(f"{chosen} (auto: "), status.message
+    assert " is ready on llamacpp " in status.message
+    assert (await stats(client))["model"] == chosen
+
+
 async def test_loading_a_model_writes_no_progress_bars_to_stderr(real_model_name):
     # VS Code shows every stderr line of a server as an error in its output channel.
     server = await asyncio.create_subprocess_exec(
