@@ -63,6 +63,7 @@ class EngineConfig(BaseModel):
     system_prompt: str | None = None
     lookahead: int | None = Field(default=None, ge=0, le=64)  # None: the runtime's hint
     verify_chunk: int | None = Field(default=None, ge=0, le=4096)  # None: the runtime's hint
+    prefill_chunk: int | None = Field(default=None, ge=0, le=65536)  # None: the runtime's hint
 
 
 def validate_engine_config(values: dict) -> EngineConfig:

@@ -148,6 +148,11 @@ class Settings(BaseModel):
         "First chunk of a verify pass, doubling, stopping at a rejection (0: one pass; "
         "null: the runtime's).",
     )
+    prefill_chunk: int | None = _engine(
+        "prefill_chunk",
+        "While drafting, the changed prompt goes in forwards of at most this many tokens, so "
+        "newer text stops a stale draft between them (0: one forward; null: the runtime's).",
+    )
 
     drafting: bool = Field(
         default=True, description="Keep a draft current while the spec is typed."

@@ -181,7 +181,8 @@ class Engine:
                 self.memory.touch(job.session_id)
                 running.add(job.session_id)
                 check = self._checker(job.session_id, job.version, job.min_forwards)
-                started.append(session.sync(prompt.ids, self.stop_rule(prompt), check))
+                chunk = self.shape.prefill_chunk
+                started.append(session.sync(prompt.ids, self.stop_rule(prompt), check, chunk))
                 work.append((i, job, session, prompt))
             return started
 
@@ -361,10 +362,12 @@ class Engine:
         session = self._session(session_id)
         prompt = self.prompt(request)
         check = self._checker(session_id, version, min_forwards)
+        # drafting only: a trigger's own residual runs in as few forwards as it can
+        chunk = self.shape.prefill_chunk if phase == DRAFTING else 0
         self.memory.touch(session_id)
         try:
             with self._in_phase(phase):
-                cost = self._run(session.sync(prompt.ids, self.stop_rule(prompt), check))
+                cost = self._run(session.sync(prompt.ids, self.stop_rule(prompt), check, chunk))
         finally:
             self.memory.fit(self._sessions, keep={session_id})
         return self._completion(session, prompt, cost, version)
@@ -398,7 +401,8 @@ class Engine:
         config, hints = self.config, self.runtime.hints
         lookahead = hints.lookahead if config.lookahead is None else config.lookahead
         chunk = hints.verify_chunk if config.verify_chunk is None else config.verify_chunk
-        return replace(hints, lookahead=lookahead, verify_chunk=chunk)
+        prefill = hints.prefill_chunk if config.prefill_chunk is None else config.prefill_chunk
+        return replace(hints, lookahead=lookahead, verify_chunk=chunk, prefill_chunk=prefill)
 
     def _checker(self, session_id: str, version: int, min_forwards: int) -> Callable[[], None]:
         forwards = 0  # checks passed: the forwards this work has started

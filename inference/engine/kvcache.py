@@ -148,6 +148,19 @@ class KVState:
         self.truncate(keep)
         return (yield from self._feed(full[keep:], need - keep, noise))
 
+    def prefill(self, context: Sequence[int], most: int) -> Steps[bool]:
+        """Encode up to `most` of the tokens of `context` not cached yet, never its last one
+        (`score` runs that with the proposals): one forward, or none and False when no more
+        than `most` are left."""
+        self._resync()
+        need = len(context) - 1
+        shared = common_prefix_length(self.ids, list(context[:need]))
+        if need - shared <= most:
+            return False
+        self.truncate(shared)
+        yield from self._feed(list(context[shared : shared + most]), most - 1, 0)
+        return True
+
     def fork(self) -> KVState:
         """A new state that starts with this one's cached tokens."""
         self._resync()

@@ -71,13 +71,18 @@ class Session:
                 kv.close()
 
     def sync(
-        self, prompt_ids: Sequence[int], stop: StopRule, check: Callable[[], None]
+        self,
+        prompt_ids: Sequence[int],
+        stop: StopRule,
+        check: Callable[[], None],
+        prefill_chunk: int = 0,
     ) -> Steps[Cost]:
         """Bring the draft up to date with `prompt_ids`: verify, accept, regenerate.
 
         A generator of the forwards this takes (see kvcache.py); it returns the cost.
         `check` is called before every forward and raises to abandon the work; the session
-        stays consistent and the next call resumes from what was done.
+        stays consistent and the next call resumes from what was done. With `prefill_chunk`
+        the changed prompt goes in forwards of at most that many tokens, checked between.
         """
         start = time.perf_counter()
         forwards = self.kv.forwards
@@ -88,7 +93,7 @@ class Session:
         requests, sent = self.kv.requests, self.kv.request_tokens
         try:
             if not self.finished:
-                yield from self._verify_and_regenerate(stop, check, cost)
+                yield from self._verify_and_regenerate(stop, check, cost, prefill_chunk)
         finally:
             self.kv.settle()
             cost.forwards = self.kv.forwards - forwards
@@ -100,9 +105,12 @@ class Session:
         return cost
 
     def _verify_and_regenerate(
-        self, stop: StopRule, check: Callable[[], None], cost: Cost
+        self, stop: StopRule, check: Callable[[], None], cost: Cost, prefill_chunk: int = 0
     ) -> Steps[None]:
         check()
+        context = self.prompt_ids + self.draft[: self.verified]
+        while prefill_chunk and (yield from self.kv.prefill(context, prefill_chunk)):
+            check()  # a newer version stops the work here; what was encoded stays cached
         start = self.verified
         _, end = stop.scan(self.draft)  # the answer would end inside the draft: verify no further
         proposals = self.draft[start : end if end is not None and end > start else None]

@@ -92,13 +92,17 @@ class ShapeHints:
     end must share with a stale draft before it proposes (1: also resume blindly after a
     substitution); `lookahead_first`: tokens proposed after a rejection, doubled while all are
     kept (0: always `lookahead`). `verify_chunk`: the first chunk of a verify pass (0: the whole
-    draft in one forward).
+    draft in one forward). `prefill_chunk`: while drafting, the changed context goes in forwards
+    of at most this many tokens, so that newer text stops a stale draft between them instead of
+    after one long forward (0: in one forward); only where the split leaves the results as they
+    are (batch-invariant kernels).
     """
 
     lookahead: int
     verify_chunk: int
     lookahead_match: int = 1
     lookahead_first: int = 0
+    prefill_chunk: int = 0
 
 
 class Runtime(Protocol):

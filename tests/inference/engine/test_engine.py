@@ -35,7 +35,8 @@ class Backend:
 
     def engine(self, **overrides) -> Engine:
         settings = {"model": str(self.model_dir), "runtime": self.runtime, "threads": 1,
-                    "max_tokens": BUDGET, "lookahead": 0, "verify_chunk": 0}  # fmt: skip
+                    "max_tokens": BUDGET, "lookahead": 0, "verify_chunk": 0,
+                    "prefill_chunk": 0}  # fmt: skip
         if self.runtime == "torch":
             settings["dtype"] = "float64"
         settings.update(overrides)
@@ -175,6 +176,34 @@ def test_a_supersede_between_verify_chunks_keeps_the_chunks_verified(backend, gr
     completion = engine.finalize("between", NEW, version=2)
     assert completion.token_ids == greedy
     assert completion.cost.forwards == 2  # the 12 tokens left, in chunks of 4 and 8 again
+
+
+def test_a_changed_prompt_goes_in_prefill_chunks_that_newer_text_stops_between(backend, greedy):
+    engine = backend.engine(prefill_chunk=2)
+    seed_draft(engine, "prefill", greedy)  # a draft for another prompt
+    changed = len(engine.prompt(NEW).ids) - 1  # encoded ahead of the proposals
+    assert changed > 4
+    fed: list[int] = []
+    record = engine.runtime.on_forward
+
+    def supersede_after_two(tokens: int) -> None:
+        record(tokens)
+        fed.append(tokens)
+        if len(fed) == 2:
+            engine.supersede("prefill", 2)
+
+    engine.runtime.on_forward = supersede_after_two
+    with pytest.raises(Superseded):
+        engine.update("prefill", NEW, version=1)
+    assert fed == [2, 2]  # stopped between two chunks, not after the whole prompt
+    engine.runtime.on_forward = record
+    completion = engine.finalize("prefill", NEW, version=2)  # a trigger: in one forward
+    assert completion.token_ids == greedy  # exact: the chunks' cache is the one-forward cache
+    engine.open("whole")
+    assert engine.update("whole", NEW, version=1).token_ids == greedy
+    drafting = backend.engine(prefill_chunk=0)
+    drafting.open("one")
+    assert drafting.update("one", NEW, version=1).token_ids == greedy
 
 
 def test_unrelated_draft_gives_the_greedy_answer(engine, greedy):

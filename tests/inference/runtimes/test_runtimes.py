@@ -152,7 +152,8 @@ def test_several_sequences_in_one_forward_equal_separate_forwards(runtime):
 
 def test_update_many_gives_each_session_its_own_answer(runtime, tiny_model_dir, tiny_gguf_dir):
     folder = tiny_model_dir if runtime.info.kind == "torch" else tiny_gguf_dir
-    engine = load_engine(settings(runtime.info.kind, folder, max_tokens=12, lookahead=0))
+    engine = load_engine(settings(runtime.info.kind, folder, max_tokens=12, lookahead=0,
+                                  prefill_chunk=0))  # one decode per step
     requests = [Request(PROMPT), Request("x = 1\n# add one to x\n"), Request("# print it\n")]
     alone = [engine.generate(r).token_ids for r in requests]
     for i in range(3):
