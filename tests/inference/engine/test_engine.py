@@ -91,6 +91,27 @@ def seed_draft(engine: Engine, sid: str, draft: list[int]) -> None:
     session.verified, session.finished = len(draft), True
 
 
+def superseded_update(engine: Engine, sid: str, forwards: int) -> list[int]:
+    """`update` of NEW (version 1), superseded by version 2 during its `forwards`-th forward:
+    the tokens of each forward it ran."""
+    record = engine.runtime.on_forward
+    fed: list[int] = []
+
+    def supersede_at(tokens: int) -> None:
+        record(tokens)
+        fed.append(tokens)
+        if len(fed) == forwards:
+            engine.supersede(sid, 2)
+
+    engine.runtime.on_forward = supersede_at
+    try:
+        with pytest.raises(Superseded):
+            engine.update(sid, NEW, version=1)
+    finally:
+        engine.runtime.on_forward = record
+    return fed
+
+
 @pytest.fixture(scope="module")
 def engine(backend) -> Engine:
     return backend.engine()
@@ -161,18 +182,8 @@ def test_a_chunked_verify_stops_at_the_chunk_with_the_first_rejection(
 def test_a_supersede_between_verify_chunks_keeps_the_chunks_verified(backend, greedy):
     engine = backend.engine(verify_chunk=4)
     seed_draft(engine, "between", greedy)
-    record = engine.runtime.on_forward
-
-    def supersede_after_two(tokens: int) -> None:
-        record(tokens)
-        if engine.counter.by_phase.get("drafting", 0) == 2:
-            engine.supersede("between", 2)
-
-    engine.runtime.on_forward = supersede_after_two
-    with pytest.raises(Superseded):
-        engine.update("between", NEW, version=1)
+    superseded_update(engine, "between", 2)
     assert engine._sessions["between"].verified == 12  # chunks of 4 and 8, checked
-    engine.runtime.on_forward = record
     completion = engine.finalize("between", NEW, version=2)
     assert completion.token_ids == greedy
     assert completion.cost.forwards == 2  # the 12 tokens left, in chunks of 4 and 8 again
@@ -183,20 +194,8 @@ def test_a_changed_prompt_goes_in_prefill_chunks_that_newer_text_stops_between(b
     seed_draft(engine, "prefill", greedy)  # a draft for another prompt
     changed = len(engine.prompt(NEW).ids) - 1  # encoded ahead of the proposals
     assert changed > 4
-    fed: list[int] = []
-    record = engine.runtime.on_forward
-
-    def supersede_after_two(tokens: int) -> None:
-        record(tokens)
-        fed.append(tokens)
-        if len(fed) == 2:
-            engine.supersede("prefill", 2)
-
-    engine.runtime.on_forward = supersede_after_two
-    with pytest.raises(Superseded):
-        engine.update("prefill", NEW, version=1)
+    fed = superseded_update(engine, "prefill", 2)
     assert fed == [2, 2]  # stopped between two chunks, not after the whole prompt
-    engine.runtime.on_forward = record
     completion = engine.finalize("prefill", NEW, version=2)  # a trigger: in one forward
     assert completion.token_ids == greedy  # exact: the chunks' cache is the one-forward cache
     engine.open("whole")
@@ -252,25 +251,14 @@ def test_forward_counter_splits_phases(backend):
 def test_supersede_mid_regeneration_leaves_a_consistent_session(backend, greedy):
     engine = backend.engine()
     engine.open("s")
-    record = engine.runtime.on_forward
-    seen = []
-
-    def interrupt_after_five(tokens: int) -> None:
-        record(tokens)
-        seen.append(tokens)
-        if len(seen) == 5:
-            engine.supersede("s", 2)
-
-    engine.runtime.on_forward = interrupt_after_five
-    with pytest.raises(Superseded):
-        engine.update("s", NEW, version=1)
+    fed = superseded_update(engine, "s", 5)
     partial = engine.draft_of("s", NEW)
     assert partial.finish_reason == "unfinished"
     assert partial.token_ids == greedy[: len(partial.token_ids)]
     completion = engine.finalize("s", NEW, version=2)
     assert completion.token_ids == greedy
     # resumed where it stopped: total work equals one uninterrupted decode
-    assert len(seen) == BUDGET
+    assert len(fed) + completion.cost.forwards == BUDGET
 
 
 def test_superseded_work_does_not_start(engine):
