@@ -21,6 +21,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -85,8 +86,13 @@ class Sandbox:
     ) -> ExampleRun:
         """Execute `module`, then the examples in `docstring` against it; `cancel` stops it."""
         job = {"module": module, "docstring": docstring, "name": name, "limits": self._rlimits()}
+        group = _pids_group(self.limits.processes)
+        command = self._command()
+        if group is not None:  # the shell joins the group, then becomes bubblewrap
+            command = ["/bin/sh", "-c", 'echo $$ > "$0/cgroup.procs" && exec "$@"',
+                       str(group), *command]  # fmt: skip
         process = subprocess.Popen(
-            self._command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, start_new_session=True,  # one group: killed as one
         )  # fmt: skip
         watcher = _Watcher(process, cancel)
@@ -100,6 +106,7 @@ class Sandbox:
             return ExampleRun(0, total, total, words)
         finally:
             watcher.stop()
+            _remove_group(group)
         if watcher.cancelled:
             raise RunCancelled(name)
         return _result(out, err, process.returncode, docstring)
@@ -179,6 +186,40 @@ def _result(out: bytes, err: bytes, returncode: int, docstring: str) -> ExampleR
     total = count_examples(docstring)
     why = stderr.splitlines()[-1] if stderr else f"exit status {returncode}"
     return ExampleRun(0, total, total, f"the run ended without a result: {why}"[:300])
+
+
+_PIDS_ROOTS = (Path("/sys/fs/cgroup/pids"), Path("/sys/fs/cgroup"))  # cgroup v1, v2
+
+
+def _pids_group(processes: int) -> Path | None:
+    """As root, a pids cgroup of its own for one run, or None. The kernel never applies
+    RLIMIT_NPROC to root, and a fork bomb run as root filled the machine's process table within
+    the timeout (CI: every later fork failed); a cgroup's pids.max holds for root too."""
+    if os.getuid() != 0:
+        return None
+    for root in _PIDS_ROOTS:
+        group = root / f"prewrite-sandbox-{os.getpid()}-{threading.get_ident()}"
+        try:
+            group.mkdir(exist_ok=True)
+            (group / "pids.max").write_text(f"{processes + 8}\n")  # bwrap's own too
+            return group
+        except OSError:
+            _remove_group(group)
+    return None
+
+
+def _remove_group(group: Path | None) -> None:
+    """Remove a run's cgroup once its processes are gone (the namespace dies with its PID 1)."""
+    if group is None:
+        return
+    for _ in range(50):
+        try:
+            group.rmdir()
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            time.sleep(0.02)
 
 
 def _processes_of_user() -> int:
