@@ -137,7 +137,7 @@ class Service:
         where = f" on {info.kind} ({info.device}, {info.threads} threads)" if info else ""
         loaded = self.worker.config
         if model == AUTO_MODEL and loaded is not None:  # which pack, and why
-            model = f"{loaded.model} (auto: {self.worker.model_choice})"
+            model = f"{loaded.model} ({self.worker.model_choice})"
         self._status("ready" if self.enabled else "disabled", f"{model} is ready{where}")
         if self.settings.check_examples == "auto":
             self.drafting.examples.probe()

@@ -100,7 +100,7 @@ class Worker:
         self._engine: DraftEngine | None = None
         self._open: set[str] = set()  # engine sessions (touched on the worker thread only)
         self.config: EngineConfig | None = None  # the loaded model's, `auto` resolved
-        self.model_choice = ""  # why that model ("as set", or what `auto` found here)
+        self.model_choice = ""  # why that model ("as set", or "auto: " and what it found here)
         self._thread = threading.Thread(target=self._run, name="prewrite-engine", daemon=True)
         self._thread.start()
 
@@ -546,15 +546,13 @@ class Worker:
         return engine.update(job.doc, job.request, job.ticket, min_forwards=job.min_forwards)
 
     def _load(self, config: EngineConfig) -> None:
-        from inference.model_choice import resolve
+        from inference.loading import resolve_model
 
-        choice = resolve(config.model, config.device, config.runtime)  # `auto`: chosen here
-        if choice.model != config.model:
-            config = config.model_copy(update={"model": choice.model})
+        config, why = resolve_model(config)  # `auto`: the pack chosen here
         engine = self._load_engine(config)
         with self._cond:
             self._engine = engine
-            self.config, self.model_choice = config, choice.why
+            self.config, self.model_choice = config, why
             self._open.clear()
             self._waiting.forget()
 
