@@ -201,6 +201,9 @@ def _pids_group(processes: int) -> Path | None:
         group = root / f"prewrite-sandbox-{os.getpid()}-{threading.get_ident()}"
         try:
             group.mkdir(exist_ok=True)
+            if not (group / "pids.max").is_file():  # not a cgroup with the pids controller
+                group.rmdir()  # (a plain folder, say, where /sys/fs/cgroup is a tmpfs)
+                continue
             (group / "pids.max").write_text(f"{processes + 8}\n")  # bwrap's own too
             return group
         except OSError:
