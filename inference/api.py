@@ -17,12 +17,16 @@ class Request:
     `block_indent`: the answer is a block inside a function's body that already has code (a
     comment there asked for it), written at this indentation: it ends at a line indented less
     or at the first line of `suffix`, and the code below always goes in the prompt.
+    `spec_start`: where in `text` the block's comment begins (a line start): a
+    fill-in-the-middle prompt opens the middle with it, after the code below, so an edit of the
+    comment leaves the code below encoded (None: the whole text is the prefix).
     """
 
     text: str
     suffix: str = ""
     language: Language = "python"
     block_indent: int | None = None
+    spec_start: int | None = None
 
 
 @dataclass(frozen=True)

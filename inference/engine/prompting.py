@@ -71,6 +71,16 @@ def block_end(request: Request, stops: tuple[str, ...]) -> BodyEnd:
     )
 
 
+def split_spec(request: Request) -> tuple[str, str]:
+    """A fill-in-the-middle prompt's prefix and the start of its middle: a block's comment
+    (from `spec_start`) opens the middle, after the code below, so that typing it changes only
+    the prompt's last tokens; otherwise the whole text is the prefix."""
+    start = request.spec_start
+    if request.block_indent is None or start is None or not 0 <= start <= len(request.text):
+        return request.text, ""
+    return request.text[:start], request.text[start:]
+
+
 class PromptBuilder:
     """Renders requests into token ids for one tokenizer in one format."""
 
@@ -122,8 +132,9 @@ class PromptBuilder:
         stops = self.stop_strings
         extra: frozenset[int] = frozenset()
         if fmt == "fim":
+            prefix, middle = split_spec(request)
             suffix = self._suffix(request)
-            text = f"{FIM_TOKENS[0]}{request.text}{FIM_TOKENS[1]}{suffix}{FIM_TOKENS[2]}"
+            text = f"{FIM_TOKENS[0]}{prefix}{FIM_TOKENS[1]}{suffix}{FIM_TOKENS[2]}{middle}"
             extra = self._token_ids(FIM_STOPS)
         elif fmt == "chat":
             text = self._chat_text(request)

@@ -176,6 +176,26 @@ def test_a_block_in_a_body_is_fill_in_the_middle_with_the_code_below_whatever_th
     assert text.endswith("<|fim_suffix|>        pass\n    return result\n<|fim_middle|>")
 
 
+def test_a_blocks_comment_opens_the_middle_so_typing_it_leaves_the_code_below_encoded(tokenizer):
+    builder = PromptBuilder(tokenizer, "auto")
+    suffix = "        pass\n    return result\n"
+    start = BLOCK.index("        # add it")
+    ids = []
+    for typed in ("# add", "# add it", "# add it to the totals of its customer"):
+        text = BLOCK.replace("# add it", typed)
+        ids.append(builder.build(Request(text, suffix, block_indent=8, spec_start=start)).ids)
+    decoded = tokenizer.decode(ids[-1])
+    assert decoded.startswith("<|fim_prefix|>def totals(orders):")
+    assert decoded.endswith(
+        "<|fim_suffix|>        pass\n    return result\n<|fim_middle|>"
+        "        # add it to the totals of its customer\n"
+    )
+    middle = ids[0].index(tokenizer.convert_tokens_to_ids("<|fim_middle|>")) + 1
+    assert all(other[:middle] == ids[0][:middle] for other in ids)  # only the middle changed
+    without = builder.build(Request(BLOCK, suffix, block_indent=8)).ids  # no spec_start: prefix
+    assert tokenizer.decode(without).endswith("# add it\n<|fim_suffix|>" + suffix + "<|fim_middle|>")
+
+
 def _block_answer(answer: str, request: Request, tokenizer) -> str:
     body_end = PromptBuilder(tokenizer, "auto").build(request).body_end
     _, cut = body_end.scan(body_end.initial_state(request.text), answer)
