@@ -132,15 +132,22 @@ def _request(
     window: tuple[int, int],
 ) -> Request:
     """The request a found spec makes: the document up to it (closed), the code from
-    `suffix_start` (to `suffix_end` at most), each cut to its `window` of characters."""
+    `suffix_start` (to `suffix_end` at most), each cut to its `window` of characters.
+
+    The window above ends where the spec's first line begins, not at the cursor: typing the
+    spec never moves its start, so the prompt's tokens before the spec stay cached (a window
+    ending at the cursor would drop a line at its far end every line or so typed, and the
+    model would read the whole window again)."""
     prefix_chars, suffix_chars = window
-    before = text[max(0, found.text_end - prefix_chars - 1) : found.text_end]
+    spec_line = line_start(text, found.start)
+    above = tail(text[max(0, spec_line - prefix_chars - 1) : spec_line], prefix_chars)
     end = suffix_start + suffix_chars + 1
     return Request(
-        text=tail(before, prefix_chars) + found.closing + "\n",
+        text=above + text[spec_line : found.text_end] + found.closing + "\n",
         suffix=head(text[suffix_start : min(end, suffix_end or end)], suffix_chars),
         language=language,
         block_indent=found.block_indent,
+        spec_start=len(above) if found.kind == "block" else None,
     )
 
 

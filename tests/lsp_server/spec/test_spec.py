@@ -129,11 +129,39 @@ def test_the_prefix_and_suffix_are_cut_at_line_boundaries():
     cursor = text.index('."""') + 1
     spec = find_spec(text, cursor, "python", prefix_chars=500, suffix_chars=300)
     assert spec is not None
-    assert len(spec.request.text) <= 500 + 1
-    assert spec.request.text.endswith('def f():\n    """Return one."""\n')
+    spec_text = '    """Return one."""\n'
+    assert len(spec.request.text) <= 500 + len(spec_text)  # the window above, then the spec
+    assert spec.request.text.endswith(f"def f():\n{spec_text}")
     assert spec.request.text.startswith("x") and spec.request.text.split("\n")[0] in filler
     assert len(spec.request.suffix) <= 300 and spec.request.suffix.endswith("\n")
     assert spec.request.suffix.startswith("x0 = 0\n")
+
+
+@pytest.mark.parametrize(
+    ("spec_line", "typed"),
+    [
+        ('    """', "Return the rows of this week, newest first, as a list of tuples."),
+        ("    # ", "keep only the rows of this week, newest first, then the oldest ones"),
+    ],
+)
+def test_typing_a_spec_never_moves_the_window_above(spec_line, typed):
+    # a window ending at the cursor dropped a line at its far end every line or so typed, and
+    # the model read the whole window again
+    filler = "".join(f"x{i} = {i}\n" for i in range(2000))
+    head = f"{filler}\n\ndef f(rows):\n"
+    body = "    rows = list(rows)\n" if spec_line.strip() == "#" else ""
+    below = "\n    return rows\n" if body else "\n\n\ndef g():\n    pass\n"
+    starts = set()
+    for n in range(1, len(typed) + 1):
+        text = f"{head}{body}{spec_line}{typed[:n]}{below}"
+        cursor = len(head) + len(body) + len(spec_line) + n
+        spec = find_spec(text, cursor, "python", prefix_chars=500, suffix_chars=300)
+        assert spec is not None, typed[:n]
+        above = spec.request.text.split("def f(rows):")[0]
+        starts.add(above)
+        if spec.kind == "block":  # a block's comment opens the prompt's middle (spec_start)
+            assert spec.request.text[spec.request.spec_start :].startswith(spec_line)
+    assert len(starts) == 1
 
 
 def test_edits_far_below_leave_the_request_alone():
