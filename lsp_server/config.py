@@ -157,6 +157,11 @@ class Settings(BaseModel):
     drafting: bool = Field(
         default=True, description="Keep a draft current while the spec is typed."
     )
+    prefill_on_open: bool = Field(
+        default=True,
+        description="Encode the head of a document just opened, before its first edit, so "
+        "that a comment then typed in a body within it starts drafting from the cache.",
+    )
     draft_on: Literal["keystroke", "word", "idle"] = Field(
         default="word",
         description="When an edit starts drafting: every keystroke; the end of a word (or "
@@ -200,7 +205,10 @@ class Settings(BaseModel):
         description="Pause (ms) after a spec change before its body is re-verified (respec).",
     )
     prefix_chars: int = Field(
-        default=8000, ge=100, le=1_000_000, description="Most characters of code before the body."
+        default=8000,
+        ge=100,
+        le=1_000_000,
+        description="Most characters of code above the spec (then the spec, whole).",
     )
     suffix_chars: int = Field(
         default=2000, ge=0, le=100_000, description="Most characters of code after the function."

@@ -15,7 +15,7 @@ from lsp_server import convert
 from lsp_server.context import ServerContext, UsesContext
 from lsp_server.documents import Document
 from lsp_server.examples import DraftExamples
-from lsp_server.spec import Spec
+from lsp_server.spec import Spec, opening_request
 from lsp_server.wire import AlternativeParams, DraftStatus
 from lsp_server.worker import DraftEvent
 
@@ -33,6 +33,12 @@ class DraftTag:
     def of(cls, document: TextDocument, spec: Spec) -> DraftTag:
         position = convert.position_at(document, spec.insert_at)
         return cls(document.version or 0, position, spec.closing, spec.request)
+
+
+def _ignore_outcome(future: asyncio.Future[int]) -> None:
+    """A prefill's outcome matters to nobody: dropped at an edit, or failed (no model yet)."""
+    if not future.cancelled():
+        future.exception()
 
 
 def answer_text(closing: str, body: str) -> str:
@@ -63,6 +69,7 @@ class Drafting(UsesContext):
         """After pygls applied a didChange: find the spec (returned), hand a new request to
         the worker."""
         uri = doc.uri
+        self.worker().drop_background(uri, "prefill")  # what it encoded stays cached
         point, first_start = convert.edit_point(document, changes)
         if not doc.edited(len(document.source), first_start, version):
             message = f"prewrite: {uri}: a didChange's version went back; edits apply in order"
@@ -72,6 +79,19 @@ class Drafting(UsesContext):
         if spec is not None:
             self._draft(doc, document, spec, convert.ends_a_word(changes))
         return spec
+
+    def opened(self, doc: Document, document: TextDocument) -> None:
+        """A document opened: while it is read, encode the start of the prompt a comment typed
+        in a body would make (`opening_request`), unless drafting or `prefillOnOpen` is off."""
+        settings = self.settings()
+        if not (self.active() and settings.drafting and settings.prefill_on_open):
+            return
+        if doc.language is None:
+            return
+        request = opening_request(document.source, doc.language, settings.prefix_chars)
+        if request is not None:
+            future = self.worker().prefill(doc.uri, request)
+            future.add_done_callback(_ignore_outcome)
 
     def redraft_all(self) -> None:
         """After a (re)load or re-enabling: draft every document's spec again."""

@@ -51,6 +51,12 @@ class DraftEngine(Protocol):
         """Finish the answer for exactly `request` now."""
         ...
 
+    def prefill(
+        self, session_id: str, request: Request, stopped_by: tuple[str, int] | None = None
+    ) -> int:
+        """Encode `request`'s prompt into a session that has not drafted yet."""
+        ...
+
     def rewrite(
         self,
         session_id: str,

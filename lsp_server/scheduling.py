@@ -18,8 +18,9 @@ the one written (or quiet) longest runs alone until it is done; the drafts of do
 being typed, which the next word makes stale, stop and wait, and an editor's request while
 typing does not stop a paused document's draft.
 
-Last come the background jobs: re-verifications of bodies against changed specs (`respec`)
-and sampled alternatives to a draft whose examples fail (`search`): one of each kind per
+Last come the background jobs: re-verifications of bodies against changed specs (`respec`),
+sampled alternatives to a draft whose examples fail (`search`) and the prompt of a document
+just opened, encoded before its first draft (`prefill`): one of each kind per
 document, the newest, run only while no other job waits; the worker stops a running one when
 other work comes (it runs again afterwards) and drops a document's at its next edit.
 """
@@ -43,8 +44,11 @@ OVERDUE_S = 0.25
 # A document this long without an edit is paused: its draft is the next answer someone asks
 # for (the typing benchmark's keys come 0.05-0.3 s apart within a word).
 PAUSED_S = 0.25
-JobKind = Literal["load", "draft", "finalize", "plain", "close", "stop", "respec", "search"]
-BACKGROUND: tuple[JobKind, ...] = ("respec", "search")  # run only while nothing else waits
+JobKind = Literal[
+    "load", "draft", "finalize", "plain", "close", "stop", "respec", "search", "prefill"
+]
+# run only while nothing else waits
+BACKGROUND: tuple[JobKind, ...] = ("respec", "search", "prefill")
 Stop = tuple[str, int]  # (document, ticket): the document's work with an older ticket stops
 
 

@@ -209,10 +209,13 @@ class Service:
     # -- documents ----------------------------------------------------------------------------
 
     def opened(self, item: types.TextDocumentItem) -> None:
-        """didOpen: track the document (drafting starts with the first edit)."""
+        """didOpen: track the document (drafting starts with the first edit; until then the
+        start of its prompt may be encoded: `Drafting.opened`)."""
         doc = self.documents.open(item.uri, item.language_id, len(item.text), item.version)
         document = self.document(item.uri)
         doc.text = document.source if document is not None else item.text
+        if document is not None:
+            self.drafting.opened(doc, document)
 
     def changed(
         self, uri: str, version: int, changes: Sequence[types.TextDocumentContentChangeEvent]
@@ -258,6 +261,7 @@ class Service:
             "busySeconds": worker.busy(),
             "drafts": worker.stats(),
             "respecs": {**worker.background_stats("respec"), "offered": self.respecs.offered},
+            "prefills": worker.background_stats("prefill"),
             "memory": worker.memory(),
             "examples": self.drafting.examples.stats(),
             "searches": self.searches.stats(),

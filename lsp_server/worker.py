@@ -52,9 +52,15 @@ def search_session(doc: str) -> str:
     return f"{doc}\x00search"
 
 
+def prefill_session(doc: str) -> str:
+    """The id a document's prefill is stopped by (it encodes into `doc`'s session)."""
+    return f"{doc}\x00prefill"
+
+
 def background_session(job: Job) -> str:
     """The engine session id whose `supersede` stops a background job."""
-    return respec_session(job.doc) if job.kind == "respec" else search_session(job.doc)
+    sessions = {"respec": respec_session, "prefill": prefill_session}
+    return sessions.get(job.kind, search_session)(job.doc)
 
 
 @dataclass(frozen=True)
@@ -279,6 +285,12 @@ class Worker:
         work waits; it replaces the document's pending one, and the document's next edit
         drops it (`drop_background`)."""
         return self._background(Job("search", 0, doc, request, seed=seed))
+
+    def prefill(self, doc: str, request: Request) -> asyncio.Future[int]:
+        """Encode the prompt of `request` into the document's session before its first draft
+        (`Engine.prefill`), once no other work waits; the document's next edit drops it
+        (`drop_background`)."""
+        return self._background(Job("prefill", 0, doc, request))
 
     def _background(self, job: Job) -> asyncio.Future[Any]:
         """Queue a background job: lowest priority, one of its kind per document."""
@@ -531,6 +543,9 @@ class Worker:
             session = respec_session(job.doc)
             self._open_session(engine, session)
             return engine.rewrite(session, job.request, job.body, job.ticket, job.before)
+        if job.kind == "prefill":
+            self._open_session(engine, job.doc)
+            return engine.prefill(job.doc, job.request, (prefill_session(job.doc), job.ticket))
         if job.kind == "search":
             cached_by = job.doc if job.doc in self._open else None
             stopped_by = (search_session(job.doc), job.ticket)

@@ -33,6 +33,7 @@ from inference.errors import ContextOverflowError, RequestError, Superseded, Unk
 from inference.runtimes.base import Runtime, ShapeHints
 
 DRAFTING, RESIDUAL, BASELINE, WARMUP = "drafting", "residual", "baseline", "warmup"
+PREFILL = "prefill"  # a session's prompt encoded ahead of its first draft
 RESPEC = "respec"  # re-verifying bodies against changed specs
 SEARCH = "search"  # sampled alternatives to an answer that fails its examples
 T = TypeVar("T")
@@ -199,6 +200,39 @@ class Engine:
         finally:
             self.memory.fit(self._sessions, keep={job.session_id for _, job, _, _ in work})
         return [r for r in results if r is not None]
+
+    def prefill(
+        self, session_id: str, request: Request, stopped_by: tuple[str, int] | None = None
+    ) -> int:
+        """Encode `request`'s prompt into an open session's cache ahead of its first draft (a
+        document just opened, read before it is edited): a draft whose prompt begins the same
+        way reads that part from the cache. Nothing where the session has drafted already (the
+        cache is its draft's). Returns how many tokens the cache holds. In forwards of
+        `prefill_chunk` tokens where the runtime splits prompts; `stopped_by` (an id, a
+        version): a `supersede` of that id newer than the version stops the work at its next
+        forward, what was encoded staying cached."""
+        session = self._session(session_id)
+        if session.prompt_ids:
+            return 0
+        ids = self.prompt(request).ids
+        check = self._checker(*stopped_by, 0) if stopped_by else lambda: None
+        chunk = self.shape.prefill_chunk
+        kv = session.kv
+
+        def steps() -> Steps[None]:
+            check()
+            while chunk and (yield from kv.prefill(ids, chunk)):
+                check()
+            yield from kv.score(ids, [])
+
+        self.memory.touch(session_id)
+        try:
+            with self._in_phase(PREFILL):
+                self._run(steps())
+        finally:
+            kv.settle()
+            self.memory.fit(self._sessions, keep={session_id})
+        return len(kv.ids)
 
     def finalize(self, session_id: str, request: Request, version: int = 0) -> Completion:
         """The user triggered: finish the answer for exactly this request; cost is residual."""

@@ -151,6 +151,20 @@ def _request(
     )
 
 
+def opening_request(text: str, language: Language, prefix_chars: int = 8000) -> Request | None:
+    """What the prompt of a comment typed in a body of this document begins with, before any
+    edit: the document's first `prefix_chars` characters (cut at a line) as the code above an
+    empty block comment at their end. Encoded while the document is read, it is the cached
+    start of the prompt of a comment typed within them (None for an empty document)."""
+    above = head(text, prefix_chars)
+    if not above.strip():
+        return None
+    above = above[: line_start(above, len(above))] if not above.endswith("\n") else above
+    if not above.strip():
+        return None
+    return Request(text=above, language=language, block_indent=0, spec_start=len(above))
+
+
 @dataclass(frozen=True)
 class Respec:
     """A function that has a body, with the cursor in its (closed) spec: a spec being changed.

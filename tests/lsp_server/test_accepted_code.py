@@ -16,6 +16,7 @@ decoding of the final text) gives.
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -33,6 +34,7 @@ from tests.lsp_fixtures import (
     finish,
     plain,
     start,
+    stats,
     verified,
 )
 
@@ -129,3 +131,31 @@ async def test_a_comment_typed_right_above_existing_code_is_drafted_and_exact(
     )
     offered = at_trigger.items[0].insert_text if at_trigger and at_trigger.items else None
     assert offered == await plain(client, doc)
+
+
+async def test_a_document_read_before_its_first_edit_is_prefilled_and_answers_exactly(
+    client: PrewriteClient,
+):
+    doc, typed = case("body", "recent_rows.py")
+    doc.uri = "file:///workspace/recent_rows_read.py"
+    before = await stats(client)
+    doc.open(client)
+    for _ in range(600):  # the person reads the file: its head is encoded meanwhile
+        report = await stats(client)
+        if report["prefills"]["processed"] > before["prefills"]["processed"]:
+            break
+        await asyncio.sleep(0.05)
+    else:
+        raise AssertionError(f"no prefill processed: {report['prefills']}")
+    assert report["forwards"]["prefill"] > before["forwards"].get("prefill", 0)
+    drafting = report["forwards"]["drafting"]
+    doc.type(client, typed)
+    await verified(client, doc)
+    result = await client.text_document_inline_completion_async(
+        inline_params(doc.uri, doc.position, invoked=True)
+    )
+    assert result is not None and result.items, "no block offered"
+    assert await plain(client, doc) == result.items[0].insert_text, "not plain greedy's answer"
+    after = await stats(client)
+    assert after["prefills"]["dropped"] == before["prefills"]["dropped"]
+    assert after["forwards"]["drafting"] > drafting

@@ -26,7 +26,13 @@ from inference.config import EngineConfig
 from inference.errors import ContextOverflowError, ModelNotFoundError, Superseded
 from lsp_server.engine_api import DraftEngine
 from lsp_server.scheduling import OVERDUE_S, PAUSED_S
-from lsp_server.worker import DraftEvent, Worker, respec_session, search_session
+from lsp_server.worker import (
+    DraftEvent,
+    Worker,
+    prefill_session,
+    respec_session,
+    search_session,
+)
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -143,16 +149,25 @@ class GatedEngine:
         answer = self._sync("sample", sid, request, version, "search")
         return Completion(f"{answer.text}#{seed}", [1], "stop", answer.cost)
 
+    def prefill(
+        self, session_id: str, request: Request, stopped_by: tuple[str, int] | None = None
+    ) -> int:
+        sid, version = stopped_by or ("", 0)
+        self._done.pop(sid, None)
+        self._sync("prefill", session_id, request, version, "prefill", stopper=sid)
+        return len(request.text)
+
     def _sync(self, kind: str, sid: str, request: Request, version: int, phase: str,
-              min_forwards: int = 0) -> Completion:  # fmt: skip
+              min_forwards: int = 0, stopper: str | None = None) -> Completion:  # fmt: skip
         self.calls.append((kind, sid, request.text))
         if request.text == self.fail_on:
             raise ContextOverflowError("the request is too long")
         work = 0 if self._done.get(sid) == request else FORWARDS_PER_ANSWER
+        stopper = sid if stopper is None else stopper
         for done in range(work):
             with self._lock:
-                soft = self._newer.get(sid, 0) > version and done >= min_forwards
-                if self._latest.get(sid, 0) > version or soft:
+                soft = self._newer.get(stopper, 0) > version and done >= min_forwards
+                if self._latest.get(stopper, 0) > version or soft:
                     raise Superseded(f"{sid}: {version}")
             self.waiting.set()
             self.gate.wait()
@@ -803,6 +818,27 @@ async def test_a_sample_runs_after_drafts_and_yields_to_a_trigger_then_runs_agai
     assert [k for k, _, _ in harness.engine.calls[2:]] == ["sample", "finalize", "sample"]
     counts = harness.worker.background_stats("search")
     assert counts == {"submitted": 2, "processed": 2, "dropped": 0, "failed": 0, "pending": 0}
+
+
+async def test_a_prefill_waits_for_drafts_and_an_edit_of_its_document_drops_it(harness):
+    harness.engine.gate.clear()
+    harness.worker.draft("a", request("a1"), 1)
+    await harness.wait_in_forward()
+    opened = harness.worker.prefill("b", request("head of b"))
+    harness.engine.gate.set()
+    assert await opened == len("head of b")
+    assert [(k, sid) for k, sid, _ in harness.engine.calls] == [("update", "a"), ("prefill", "b")]
+
+    harness.engine.gate.clear()
+    reading = harness.worker.prefill("c", request("head of c"))
+    await harness.wait_in_forward()
+    harness.worker.drop_background("c", "prefill")  # the person's first edit of c
+    harness.engine.gate.set()
+    with pytest.raises(Superseded):
+        await reading
+    counts = harness.worker.background_stats("prefill")
+    assert counts == {"submitted": 2, "processed": 1, "dropped": 1, "failed": 0, "pending": 0}
+    assert prefill_session("c") != "c"  # stopping it leaves the document's drafts alone
 
 
 async def test_dropping_a_documents_searches_leaves_its_respec(harness):

@@ -53,6 +53,7 @@ class BenchOptions:
     editor: EditorKind = "vscode"
     debounce_ms: int = 50
     seed: int = 0
+    read_ms: int = 0  # between opening a session's document and its first keystroke
     llamacpp_baseline: bool = True
     memory_docs: int = 0  # > 0: measure the server's memory with this many documents instead
     server_settings: tuple[tuple[str, Any], ...] = ()  # extra wire settings, for experiments
@@ -102,7 +103,7 @@ async def _configurations(
                 return [], runtime
             runtime = (await editor.stats()).get("runtime") or {}
             run = RunOptions(cps, pause, typists, profile, options.editor, options.debounce_ms,
-                             options.seed)  # fmt: skip
+                             options.seed, options.read_ms)  # fmt: skip
             done = await run_sessions(editor, sessions, run)
         finally:
             await editor.close()

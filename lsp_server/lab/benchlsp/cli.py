@@ -52,6 +52,9 @@ def register(commands: argparse._SubParsersAction) -> None:
                        "the next; neovim: requests only at the trigger")  # fmt: skip
     bench.add_argument("--debounce-ms", type=int, default=50)
     bench.add_argument("--seed", type=int, default=0)
+    bench.add_argument("--read-ms", type=int, default=0,
+                       help="the person reads: ms between opening a document and typing in it "
+                       "(default 0; the server may encode the document meanwhile)")  # fmt: skip
     bench.add_argument("--no-llamacpp", action="store_true", help="skip the llama.cpp baseline")
     bench.add_argument("--set", action="append", default=[], metavar="KEY=JSON",
                        help="an extra server setting by wire name: draftMinForwards=2")  # fmt: skip
@@ -79,7 +82,7 @@ def _bench_lsp(args: argparse.Namespace) -> int:
         kind=args.kind,
         sessions_file=args.sessions_file, cps=args.cps, pauses_ms=args.pause_ms,
         typists=args.typists, profiles=args.typist,
-        editor=args.editor, debounce_ms=args.debounce_ms, seed=args.seed,
+        editor=args.editor, debounce_ms=args.debounce_ms, seed=args.seed, read_ms=args.read_ms,
         llamacpp_baseline=not args.no_llamacpp, server_settings=_pairs(args.set),
         memory_docs=args.memory_docs, vllm_url=args.vllm_url, vllm_model=args.vllm_model,
     )  # fmt: skip

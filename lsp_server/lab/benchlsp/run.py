@@ -54,6 +54,7 @@ class RunOptions:
     editor: EditorKind = "vscode"
     debounce_ms: int = 50  # VS Code's shortest wait before an automatic inline request
     seed: int = 0
+    read_ms: int = 0  # between opening the document and the first keystroke
 
 
 @dataclass
@@ -133,6 +134,7 @@ async def _session(
     name = f"{index:03d}-{session.name.replace('/', '-')}.{EXTENSIONS[session.language]}"
     uri = f"file:///prewrite-bench-lsp/{name}"
     client.text_document_did_open(open_params(uri, typing.initial, session.language))
+    await asyncio.sleep(options.read_ms / 1000)  # the person reads before typing
     # several typists share the counters: `run_sessions` sets their window
     before = await _Busy.read(editor) if options.typists == 1 else None
     requests = _TypingRequests(editor, uri, options)

@@ -205,6 +205,41 @@ def test_a_changed_prompt_goes_in_prefill_chunks_that_newer_text_stops_between(b
     assert drafting.update("one", NEW, version=1).token_ids == greedy
 
 
+def test_a_prefill_before_the_first_draft_leaves_only_the_rest_to_encode(backend, greedy):
+    engine = backend.engine(prefill_chunk=2)
+    head = Request("values = [3, 1, 2]\n")  # what the document began with when opened
+    engine.open("read")
+    cached = engine.prefill("read", head)
+    assert cached == len(engine.prompt(head).ids)
+    assert engine.forwards()["prefill"] > 1  # in chunks
+    record, fed = engine.runtime.on_forward, []
+    engine.runtime.on_forward = lambda tokens: (record(tokens), fed.append(tokens))
+    try:
+        completion = engine.finalize("read", NEW, version=1)
+    finally:
+        engine.runtime.on_forward = record
+    assert completion.token_ids == greedy  # exact
+    shared = 0  # the prompt tokens the prefill had encoded
+    for a, b in zip(engine.prompt(head).ids, engine.prompt(NEW).ids, strict=False):
+        if a != b:
+            break
+        shared += 1
+    assert shared > 2
+    assert fed[0] == len(engine.prompt(NEW).ids) - shared  # only the rest of the prompt
+    # a session that has drafted keeps its cache: a prefill does nothing there
+    assert engine.prefill("read", Request("something else entirely\n")) == 0
+    assert engine.finalize("read", NEW, version=2).cost.forwards == 0
+
+
+def test_a_prefill_stops_at_a_newer_version_of_its_stopper(backend):
+    engine = backend.engine(prefill_chunk=2)
+    engine.open("opened")
+    engine.supersede("opened\x00stop", 5)
+    with pytest.raises(Superseded):
+        engine.prefill("opened", NEW, stopped_by=("opened\x00stop", 4))
+    assert engine.forwards().get("prefill", 0) == 0
+
+
 def test_unrelated_draft_gives_the_greedy_answer(engine, greedy):
     generator = torch.Generator().manual_seed(7)
     unrelated = torch.randint(0, len(engine.runtime.tokenizer), (30,), generator=generator)

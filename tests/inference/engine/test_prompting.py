@@ -193,7 +193,8 @@ def test_a_blocks_comment_opens_the_middle_so_typing_it_leaves_the_code_below_en
     middle = ids[0].index(tokenizer.convert_tokens_to_ids("<|fim_middle|>")) + 1
     assert all(other[:middle] == ids[0][:middle] for other in ids)  # only the middle changed
     without = builder.build(Request(BLOCK, suffix, block_indent=8)).ids  # no spec_start: prefix
-    assert tokenizer.decode(without).endswith("# add it\n<|fim_suffix|>" + suffix + "<|fim_middle|>")
+    prefix_order = f"# add it\n<|fim_suffix|>{suffix}<|fim_middle|>"
+    assert tokenizer.decode(without).endswith(prefix_order)
 
 
 def _block_answer(answer: str, request: Request, tokenizer) -> str:
