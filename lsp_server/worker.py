@@ -289,7 +289,15 @@ class Worker:
     def prefill(self, doc: str, request: Request) -> asyncio.Future[int]:
         """Encode the prompt of `request` into the document's session before its first draft
         (`Engine.prefill`), once no other work waits; the document's next edit drops it
-        (`drop_background`)."""
+        (`drop_background`). One document's at a time: the newest opened is the one read (an
+        editor restoring twenty tabs at once gets one encoded, not twenty)."""
+        with self._cond:
+            others = {key[1] for key in self._schedule.background if key[0] == "prefill"}
+            running = self._schedule.running_background()
+            if running is not None and running.kind == "prefill":
+                others.add(running.doc)
+            for other in others - {doc}:
+                self.drop_background(other, "prefill")
         return self._background(Job("prefill", 0, doc, request))
 
     def _background(self, job: Job) -> asyncio.Future[Any]:

@@ -841,6 +841,21 @@ async def test_a_prefill_waits_for_drafts_and_an_edit_of_its_document_drops_it(h
     assert prefill_session("c") != "c"  # stopping it leaves the document's drafts alone
 
 
+async def test_only_the_newest_opened_documents_prefill_runs(harness):
+    harness.engine.gate.clear()
+    harness.worker.draft("a", request("a1"), 1)
+    await harness.wait_in_forward()
+    restored = [harness.worker.prefill(doc, request(f"head of {doc}")) for doc in "bcd"]
+    harness.engine.gate.set()
+    assert await restored[-1] == len("head of d")
+    for older in restored[:-1]:
+        with pytest.raises(Superseded):
+            await older
+    assert [(k, sid) for k, sid, _ in harness.engine.calls] == [("update", "a"), ("prefill", "d")]
+    counts = harness.worker.background_stats("prefill")
+    assert counts == {"submitted": 3, "processed": 1, "dropped": 2, "failed": 0, "pending": 0}
+
+
 async def test_dropping_a_documents_searches_leaves_its_respec(harness):
     harness.engine.gate.clear()
     harness.worker.draft("a", request("a1"), 1)
