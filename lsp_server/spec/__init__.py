@@ -140,6 +140,8 @@ def _request(
     model would read the whole window again)."""
     prefix_chars, suffix_chars = window
     spec_line = line_start(text, found.start)
+    if found.text_end - spec_line > prefix_chars:  # a spec longer than the window: its end
+        spec_line = line_start(text, found.text_end - prefix_chars)
     above = tail(text[max(0, spec_line - prefix_chars - 1) : spec_line], prefix_chars)
     end = suffix_start + suffix_chars + 1
     return Request(

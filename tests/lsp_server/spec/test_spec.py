@@ -164,6 +164,17 @@ def test_typing_a_spec_never_moves_the_window_above(spec_line, typed):
     assert len(starts) == 1
 
 
+def test_a_spec_longer_than_the_window_keeps_the_request_within_twice_the_window():
+    filler = "".join(f"x{i} = {i}\n" for i in range(2000))
+    spec = "".join(f"    Line {i} of a long docstring.\n" for i in range(30))  # > 500
+    text = f'{filler}\n\ndef f():\n    """Return one.\n{spec}'
+    found = find_spec(text, len(text) - 1, "python", prefix_chars=500, suffix_chars=300)
+    assert found is not None
+    line = len("    Line 29 of a long docstring.\n")  # the cut goes back to a line start
+    assert len(found.request.text) <= 2 * 500 + line + len('    """\n')
+    assert found.request.text.endswith('Line 29 of a long docstring.\n    """\n')
+
+
 def test_edits_far_below_leave_the_request_alone():
     text, cursor = load(DATA / "py_unclosed_one_line.py.case")
     before = find_spec(text, cursor, "python", suffix_chars=40)
