@@ -53,7 +53,7 @@ class GatedEngine:
         self.gate.set()
         self.between = threading.Event()  # update_many: the next session may start
         self.between.set()
-        self.waiting = threading.Event()  # set while a forward waits on the gate
+        self.waiting = threading.Event()  # set while a forward waits on the closed gate
         self.fail_on: str | None = None
         self._latest: dict[str, int] = {}
         self._newer: dict[str, int] = {}  # soft: stops work after its min_forwards
@@ -169,8 +169,11 @@ class GatedEngine:
                 soft = self._newer.get(stopper, 0) > version and done >= min_forwards
                 if self._latest.get(stopper, 0) > version or soft:
                     raise Superseded(f"{sid}: {version}")
-            self.waiting.set()
-            self.gate.wait()
+            # `waiting` only while held at the closed gate: a forward that ran through an open
+            # one used to leave it set, and a later `wait_in_forward` returned at once
+            while not self.gate.wait(timeout=0.005):
+                self.waiting.set()
+            self.waiting.clear()
             self.counter.record(phase, 1)
         self._done[sid] = request
         return self._answer(request, work)
