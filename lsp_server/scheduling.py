@@ -266,6 +266,11 @@ class Schedule:
         keys = [key for key in self.background if key[1] == doc and kind in (None, key[0])]
         return [self.background.pop(key) for key in keys]
 
+    def background_documents(self, kind: JobKind) -> set[str]:
+        """The documents with a background job of `kind` waiting or running."""
+        waiting = {doc for key, doc in self.background if key == kind}
+        return waiting | {j.doc for j in self.running if j.kind == kind}
+
     def running_background(self, doc: str | None = None) -> Job | None:
         """The background job running now: of `doc`, or of any document."""
         running = (j for j in self.running if j.kind in BACKGROUND and doc in (None, j.doc))

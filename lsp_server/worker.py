@@ -292,11 +292,7 @@ class Worker:
         (`drop_background`). One document's at a time: the newest opened is the one read (an
         editor restoring twenty tabs at once gets one encoded, not twenty)."""
         with self._cond:
-            others = {key[1] for key in self._schedule.background if key[0] == "prefill"}
-            running = self._schedule.running_background()
-            if running is not None and running.kind == "prefill":
-                others.add(running.doc)
-            for other in others - {doc}:
+            for other in self._schedule.background_documents("prefill") - {doc}:
                 self.drop_background(other, "prefill")
         return self._background(Job("prefill", 0, doc, request))
 

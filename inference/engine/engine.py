@@ -212,27 +212,14 @@ class Engine:
         version): a `supersede` of that id newer than the version stops the work at its next
         forward, what was encoded staying cached."""
         session = self._session(session_id)
-        if session.prompt_ids:
-            return 0
         ids = self.prompt(request).ids
         check = self._checker(*stopped_by, 0) if stopped_by else lambda: None
-        chunk = self.shape.prefill_chunk
-        kv = session.kv
-
-        def steps() -> Steps[None]:
-            check()
-            while chunk and (yield from kv.prefill(ids, chunk)):
-                check()
-            yield from kv.score(ids, [])
-
         self.memory.touch(session_id)
         try:
             with self._in_phase(PREFILL):
-                self._run(steps())
+                return self._run(session.prefill(ids, check, self.shape.prefill_chunk))
         finally:
-            kv.settle()
             self.memory.fit(self._sessions, keep={session_id})
-        return len(kv.ids)
 
     def finalize(self, session_id: str, request: Request, version: int = 0) -> Completion:
         """The user triggered: finish the answer for exactly this request; cost is residual."""

@@ -104,13 +104,36 @@ class Session:
             cost.wall_ms = (time.perf_counter() - start) * 1000.0
         return cost
 
+    def prefill(
+        self, prompt_ids: Sequence[int], check: Callable[[], None], prefill_chunk: int = 0
+    ) -> Steps[int]:
+        """Encode `prompt_ids` ahead of the first `sync` (a document read before it is
+        edited), so that a prompt beginning the same way finds that part cached; nothing once
+        the session has a prompt (the cache is its draft's). Returns the tokens cached."""
+        if self.prompt_ids:
+            return 0
+        try:
+            check()
+            yield from self._encode(prompt_ids, check, prefill_chunk)
+            yield from self.kv.score(prompt_ids, [])
+        finally:
+            self.kv.settle()
+        return len(self.kv.ids)
+
+    def _encode(
+        self, context: Sequence[int], check: Callable[[], None], prefill_chunk: int
+    ) -> Steps[None]:
+        """The tokens of `context` not cached, but its last, in forwards of `prefill_chunk`
+        (0: none here, the next forward takes them all); a newer version stops the work
+        between two (`check`), what was encoded staying cached."""
+        while prefill_chunk and (yield from self.kv.prefill(context, prefill_chunk)):
+            check()
+
     def _verify_and_regenerate(
         self, stop: StopRule, check: Callable[[], None], cost: Cost, prefill_chunk: int = 0
     ) -> Steps[None]:
         check()
-        context = self.prompt_ids + self.draft[: self.verified]
-        while prefill_chunk and (yield from self.kv.prefill(context, prefill_chunk)):
-            check()  # a newer version stops the work here; what was encoded stays cached
+        yield from self._encode(self.prompt_ids + self.draft[: self.verified], check, prefill_chunk)
         start = self.verified
         _, end = stop.scan(self.draft)  # the answer would end inside the draft: verify no further
         proposals = self.draft[start : end if end is not None and end > start else None]

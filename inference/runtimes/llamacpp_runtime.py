@@ -195,10 +195,10 @@ class LlamaCppRuntime:
         # rejected early is not paid for (editor sessions, bench-lsp; chunks of 8 lost on
         # HumanEval, where drafts are mostly kept: engine.md). On a GPU proposals are free.
         # a proposed token costs ~40% of a forward here: propose after a 3-token match, 4 at first
-        # While drafting, a changed context (a comment's code below, re-read after each edit)
-        # goes in forwards of 32 tokens: newer text stops a stale draft within about half a
-        # second instead of after one forward over the whole suffix (seconds on a 1.5B); the
-        # split leaves the results as they are only with batch-invariant kernels.
+        # While drafting, a long changed context (a document's first draft, a docstring edit
+        # before the code below) goes in forwards of 32 tokens: newer text stops a stale draft
+        # within about half a second instead of after one forward over all of it (seconds on a
+        # 1.5B); the split leaves the results as they are only with batch-invariant kernels.
         prefill = 32 if self.numerics.invariant else 0
         on_cpu = ShapeHints(lookahead=16, verify_chunk=16, lookahead_match=3, lookahead_first=4,
                             prefill_chunk=prefill)  # fmt: skip

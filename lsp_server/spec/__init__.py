@@ -159,9 +159,7 @@ def opening_request(text: str, language: Language, prefix_chars: int = 8000) -> 
     empty block comment at their end. Encoded while the document is read, it is the cached
     start of the prompt of a comment typed within them (None for an empty document)."""
     above = head(text, prefix_chars)
-    if not above.strip():
-        return None
-    above = above[: line_start(above, len(above))] if not above.endswith("\n") else above
+    above = above[: line_start(above, len(above))]  # whole lines only
     if not above.strip():
         return None
     return Request(text=above, language=language, block_indent=0, spec_start=len(above))
